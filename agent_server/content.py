@@ -1,0 +1,235 @@
+"""The content pack: hand-edited YAML and Markdown files, validated at load.
+
+The shipped pack lives in ``resources/content``; a folder named by ``AGENTGATE_CONTENT_DIR``
+overrides it file by file. A malformed file stops the start with a message naming the file and field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Person(Strict):
+    name: str
+    role: str
+
+
+class Headquarters(Strict):
+    city: str
+    country: str
+    address: str
+
+
+class Contact(Strict):
+    email: str
+    sales: str
+    support: str
+    phone: str
+
+
+class Company(Strict):
+    name: str
+    legal_name: str
+    tagline: str
+    description: str
+    founded: int
+    headquarters: Headquarters
+    website: str
+    contact: Contact
+    leadership: list[Person]
+    languages: list[str]
+
+
+class Plan(Strict):
+    id: str
+    name: str
+    price_monthly: float | None
+    currency: str
+    requests_per_minute: int | None
+    monthly_token_quota: int | None
+    trial_days: int
+    scopes: list[str]
+    models: list[str]
+    features: list[str]
+    description: str
+
+
+class Model(Strict):
+    id: str
+    name: str
+    vendor: str
+    context_window: int
+    input_price_per_mtok: float
+    output_price_per_mtok: float
+    capabilities: list[str]
+    description: str
+
+
+class ConsultingPackage(Strict):
+    id: str
+    name: str
+    price: float
+    currency: str
+    duration: str
+    fixed_fee: bool
+    summary: str
+    deliverables: list[str]
+
+
+class Training(Strict):
+    id: str
+    name: str
+    price: float
+    currency: str
+    format: str
+    duration_hours: int
+    level: str
+    summary: str
+    topics: list[str]
+
+
+class HardwareSpecs(Strict):
+    gpu: str
+    memory_gb: int
+    storage_tb: float
+
+
+class HardwareOffering(Strict):
+    id: str
+    name: str
+    price: float
+    currency: str
+    lead_time_weeks: int
+    specs: HardwareSpecs
+    summary: str
+
+
+class Availability(Strict):
+    days: list[str]
+    hours: str
+
+
+class DiscoveryCall(Strict):
+    title: str
+    duration_minutes: int
+    price: float
+    currency: str
+    booking_url: str
+    timezone: str
+    availability: Availability
+    languages: list[str]
+    topics: list[str]
+    what_to_prepare: list[str]
+
+
+class FaqEntry(Strict):
+    id: str
+    question: str
+    answer: str
+    tags: list[str] = []
+
+
+class Framework(Strict):
+    id: str
+    name: str
+    status: Literal["compliant", "in_progress", "not_applicable", "planned"]
+    scope: str
+    evidence: str
+    updated: str
+
+
+class Control(Strict):
+    id: str
+    name: str
+    description: str
+    frameworks: list[str]
+
+
+class ApiEntry(Strict):
+    id: str
+    name: str
+    method: str
+    path: str
+    auth: str
+    description: str
+
+
+class ContentPack(Strict):
+    company: Company
+    plans: list[Plan] = Field(min_length=1)
+    models: list[Model] = Field(min_length=1)
+    consulting: list[ConsultingPackage]
+    training: list[Training]
+    hardware: list[HardwareOffering]
+    discovery_call: DiscoveryCall
+    faq: list[FaqEntry] = Field(min_length=1)
+    frameworks: list[Framework]
+    controls: list[Control]
+    apis: list[ApiEntry]
+    kb_core: str
+    kb_full: str
+
+
+class ContentError(ValueError):
+    """A content file is missing or malformed; the message names the file and the field."""
+
+
+# file name -> (top-level key inside the file or None for the whole document, pack field)
+_YAML_FILES: dict[str, list[tuple[str | None, str]]] = {
+    "company.yaml": [(None, "company")],
+    "plans.yaml": [("plans", "plans")],
+    "models.yaml": [("models", "models")],
+    "consulting.yaml": [("packages", "consulting")],
+    "training.yaml": [("trainings", "training")],
+    "hardware.yaml": [("offerings", "hardware")],
+    "discovery_call.yaml": [(None, "discovery_call")],
+    "faq.yaml": [("faq", "faq")],
+    "compliance.yaml": [("frameworks", "frameworks"), ("controls", "controls")],
+    "api_catalog.yaml": [("apis", "apis")],
+}
+_MARKDOWN_FILES = {"kb-core.md": "kb_core", "kb-full.md": "kb_full"}
+
+
+def _pick(name: str, shipped: Path, override: Path | None) -> Path:
+    if override is not None and (override / name).is_file():
+        return override / name
+    return shipped / name
+
+
+def load_pack(shipped: Path, override: Path | None = None) -> ContentPack:
+    """Read and validate every content file; overriding files win by name."""
+    data: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for name, parts in _YAML_FILES.items():
+        path = _pick(name, shipped, override)
+        try:
+            document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise ContentError(f"{path}: cannot be read as YAML: {exc}") from None
+        for key, field in parts:
+            if key is not None and (not isinstance(document, dict) or key not in document):
+                raise ContentError(f"{path}: missing top-level key '{key}'")
+            data[field] = document if key is None else document[key]
+            origin[field] = str(path)
+    for name, field in _MARKDOWN_FILES.items():
+        path = _pick(name, shipped, override)
+        try:
+            data[field] = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ContentError(f"{path}: cannot be read: {exc}") from None
+        origin[field] = str(path)
+    try:
+        return ContentPack.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = str(first["loc"][0])
+        where = ".".join(str(part) for part in first["loc"][1:]) or "(document)"
+        raise ContentError(f"{origin.get(field, field)}: field {where}: {first['msg']}") from None

@@ -1,0 +1,65 @@
+"""The relational database: one async engine (SQLite by default, PostgreSQL in production)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from agent_server.settings import Settings
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets readers run beside the writer; NORMAL sync survives a killed process.
+    cursor = dbapi_connection.cursor()
+    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "busy_timeout=5000"):
+        cursor.execute(f"PRAGMA {pragma}")
+    cursor.close()
+
+
+def prepare_sqlite_dir(url: str) -> None:
+    if url.startswith("sqlite") and ":memory:" not in url:
+        Path(url.split(":///", 1)[1]).parent.mkdir(parents=True, exist_ok=True)
+
+
+def install_sqlite_pragmas(engine: Engine) -> None:
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _sqlite_pragmas)
+
+
+class Database:
+    """Owns the engine; sessions are opened per unit of work and committed at its end."""
+
+    def __init__(self, settings: Settings) -> None:
+        url = settings.async_database_url
+        prepare_sqlite_dir(url)
+        options: dict[str, Any] = {"pool_pre_ping": True}
+        if url.startswith("postgresql"):
+            options.update(pool_size=10, max_overflow=10, pool_timeout=5, connect_args={"connect_timeout": 3})
+        self.engine: AsyncEngine = create_async_engine(url, **options)
+        install_sqlite_pragmas(self.engine.sync_engine)
+        self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        """A session committed when the block ends normally and rolled back otherwise."""
+        async with self._sessions() as session:
+            try:
+                yield session
+                await session.commit()
+            except BaseException:
+                await session.rollback()
+                raise
+
+    async def ping(self) -> bool:
+        async with self.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+        return True
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()

@@ -1,0 +1,178 @@
+"""Shared state behind one small interface: values with TTL, atomic counters, queues.
+
+``MemoryKV`` keeps everything in the process (the embedded default); ``RedisKV`` shares it across
+processes and hosts. Both pass the same contract tests (tests/agent_server/test_kv.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections import deque
+from typing import Protocol
+
+from agent_server.clock import Clock, SystemClock
+
+
+class KV(Protocol):
+    async def get(self, key: str) -> bytes | None: ...
+
+    async def set(self, key: str, value: bytes, ttl: float | None = None) -> None: ...
+
+    async def set_if_absent(self, key: str, value: bytes, ttl: float | None = None) -> bool:
+        """Store only when the key is missing; True when this call stored it."""
+        ...
+
+    async def delete(self, key: str) -> None: ...
+
+    async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> tuple[int, float | None]:
+        """Add atomically; the TTL starts when the key is created. Returns (value, seconds left)."""
+        ...
+
+    async def push(self, queue: str, value: bytes) -> None: ...
+
+    async def pop(self, queue: str, timeout: float = 0) -> bytes | None:
+        """Take the oldest item, waiting up to ``timeout`` seconds; None when empty."""
+        ...
+
+    async def ping(self) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
+class MemoryKV:
+    """In-process KV. Single event loop, so each method is atomic without locks."""
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock = clock or SystemClock()
+        self._values: dict[str, tuple[bytes | int, float | None]] = {}
+        self._queues: dict[str, deque[bytes]] = {}
+        self._queue_ready: dict[str, asyncio.Event] = {}
+
+    def _live(self, key: str) -> tuple[bytes | int, float | None] | None:
+        item = self._values.get(key)
+        if item is None:
+            return None
+        if item[1] is not None and item[1] <= self.clock.now():
+            del self._values[key]
+            return None
+        return item
+
+    def _expiry(self, ttl: float | None) -> float | None:
+        return None if ttl is None else self.clock.now() + ttl
+
+    async def get(self, key: str) -> bytes | None:
+        item = self._live(key)
+        if item is None:
+            return None
+        value = item[0]
+        return str(value).encode() if isinstance(value, int) else value
+
+    async def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        self._values[key] = (value, self._expiry(ttl))
+
+    async def set_if_absent(self, key: str, value: bytes, ttl: float | None = None) -> bool:
+        if self._live(key) is not None:
+            return False
+        self._values[key] = (value, self._expiry(ttl))
+        return True
+
+    async def delete(self, key: str) -> None:
+        self._values.pop(key, None)
+
+    async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> tuple[int, float | None]:
+        item = self._live(key)
+        if item is None:
+            value, expires = amount, self._expiry(ttl)
+        else:
+            value, expires = int(item[0]) + amount, item[1]
+        self._values[key] = (value, expires)
+        left = None if expires is None else max(0.0, expires - self.clock.now())
+        return value, left
+
+    async def push(self, queue: str, value: bytes) -> None:
+        self._queues.setdefault(queue, deque()).append(value)
+        self._queue_ready.setdefault(queue, asyncio.Event()).set()
+
+    async def pop(self, queue: str, timeout: float = 0) -> bytes | None:
+        items = self._queues.setdefault(queue, deque())
+        ready = self._queue_ready.setdefault(queue, asyncio.Event())
+        if not items and timeout > 0:
+            ready.clear()
+            try:
+                await asyncio.wait_for(ready.wait(), timeout)
+            except TimeoutError:
+                return None
+        return items.popleft() if items else None
+
+    async def ping(self) -> bool:
+        return True
+
+    async def close(self) -> None:
+        self._values.clear()
+
+
+# INCRBY then set the expiry only when this call created the key: one round trip, atomic.
+_INCR_WITH_TTL = """
+local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+if value == tonumber(ARGV[1]) and tonumber(ARGV[2]) > 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return {value, redis.call('PTTL', KEYS[1])}
+"""
+
+
+class RedisKV:
+    """KV on Redis; every call has the client's short socket timeout, so nothing hangs."""
+
+    def __init__(self, url: str, *, timeout: float = 0.5, prefix: str = "agentgate:") -> None:
+        import redis.asyncio as redis  # imported here so the embedded default needs no Redis
+
+        self.prefix = prefix
+        self.timeout = timeout
+        self.client = redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=timeout, health_check_interval=30
+        )
+        self._incr = self.client.register_script(_INCR_WITH_TTL)
+
+    def _k(self, key: str) -> str:
+        return self.prefix + key
+
+    async def get(self, key: str) -> bytes | None:
+        return await self.client.get(self._k(key))
+
+    async def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        await self.client.set(self._k(key), value, px=_ms(ttl))
+
+    async def set_if_absent(self, key: str, value: bytes, ttl: float | None = None) -> bool:
+        return bool(await self.client.set(self._k(key), value, px=_ms(ttl), nx=True))
+
+    async def delete(self, key: str) -> None:
+        await self.client.delete(self._k(key))
+
+    async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> tuple[int, float | None]:
+        value, pttl = await self._incr(keys=[self._k(key)], args=[amount, _ms(ttl) or 0])
+        return int(value), (None if int(pttl) < 0 else int(pttl) / 1000)
+
+    async def push(self, queue: str, value: bytes) -> None:
+        await self.client.rpush(self._k(queue), value)
+
+    async def pop(self, queue: str, timeout: float = 0) -> bytes | None:
+        item = await self.client.lpop(self._k(queue))
+        deadline = time.monotonic() + timeout
+        # Block in slices shorter than the socket timeout, so a blocking pop never trips it.
+        while item is None and (left := deadline - time.monotonic()) > 0:
+            popped = await self.client.blpop([self._k(queue)], timeout=min(left, self.timeout * 0.8))
+            item = None if popped is None else popped[1]
+        return item
+
+    async def ping(self) -> bool:
+        return bool(await self.client.ping())
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+def _ms(ttl: float | None) -> int | None:
+    return None if ttl is None else max(1, math.ceil(ttl * 1000))

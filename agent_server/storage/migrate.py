@@ -1,0 +1,45 @@
+"""Schema migrations with Alembic, applied at start and by ``agentgate migrate``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import create_engine
+
+from agent_server.settings import Settings
+from agent_server.storage.db import install_sqlite_pragmas, prepare_sqlite_dir
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def alembic_config(settings: Settings) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("sqlalchemy.url", settings.sync_database_url.replace("%", "%%"))
+    return config
+
+
+def upgrade(settings: Settings, revision: str = "head") -> None:
+    """Bring the schema to ``revision``; safe to run on every start and from several processes."""
+    url = settings.sync_database_url
+    prepare_sqlite_dir(url)
+    engine = create_engine(url)
+    install_sqlite_pragmas(engine)
+    config = alembic_config(settings)
+    try:
+        with engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                # Serialise concurrent starts of several processes on one database.
+                connection.exec_driver_sql("SELECT pg_advisory_xact_lock(727272)")
+            config.attributes["connection"] = connection
+            command.upgrade(config, revision)
+    finally:
+        engine.dispose()
+
+
+def current_head(settings: Settings) -> str | None:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config(settings)).get_current_head()

@@ -1,0 +1,22 @@
+"""Every tool, listed explicitly; ``build_registry`` is the single source of all surfaces."""
+
+from __future__ import annotations
+
+from agent_server.registry import Registry
+from agent_server.settings import Settings
+from tools import ask, catalogue, faq, weather
+
+
+def build_registry(settings: Settings) -> Registry:
+    import resources
+
+    registry = Registry(default_timeout=settings.tool_timeout_seconds)
+    # The ask tool carries the service's name, e.g. ask_agentgate.
+    registry.add_tool(ask.ask, name=f"ask_{settings.service_name}")
+    registry.add_tool(catalogue.list_models)
+    registry.add_tool(catalogue.get_pricing)
+    registry.add_tool(faq.faq_lookup)
+    registry.add_tool(weather.get_weather)
+    registry.add_tool(catalogue.get_company_info)
+    resources.register(registry)
+    return registry
