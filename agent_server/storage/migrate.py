@@ -21,7 +21,7 @@ def alembic_config(settings: Settings) -> Config:
     return config
 
 
-def upgrade(settings: Settings, revision: str = "head") -> None:
+def upgrade(settings: Settings, revision: str = "heads") -> None:
     """Bring the schema to ``revision``; safe to run on every start and from several processes."""
     url = settings.sync_database_url
     prepare_sqlite_dir(url)
