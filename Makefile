@@ -11,7 +11,10 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# Demo values (sandbox): the first start creates this admin, a demo tenant and prints a demo API key once.
 run: $(BIN)/.installed
+	AGENTGATE_ADMIN_EMAIL="$${AGENTGATE_ADMIN_EMAIL:-admin@agentgate.example}" \
+	AGENTGATE_ADMIN_PASSWORD="$${AGENTGATE_ADMIN_PASSWORD:-agentgate-demo-password}" \
 	$(BIN)/agentgate serve --host 127.0.0.1 --port 8000
 
 test: $(BIN)/.installed

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agent_server.errors import NotFound
 from agent_server.knowledge import Hit, Knowledge
 from agent_server.llm.types import ChatMessage, ChatRequest, LLMBackend
 from agent_server.weather import WeatherProvider, WeatherReport
@@ -20,7 +22,12 @@ _WEATHER_WORDS = re.compile(
     r"\b(weather|forecast|temperature|raining|rain|snow|snowing|sunny|windy|wind|degrees|celsius|cold|hot)\b",
     re.IGNORECASE,
 )
-_PLACE = re.compile(r"\b(?:in|at|for|near)\s+([A-Z][\w\-' ]*(?:,\s*[A-Z][\w\- ]*)?)")
+# The words after "in/at/for/near" up to the end of the clause; a lookahead, so matches may overlap
+# ("weather for tomorrow in Paris" yields "tomorrow in Paris" and "Paris").
+_PLACE = re.compile(r"\b(?:in|at|for|near)\s+(?=([^?!.;:]+))", re.IGNORECASE)
+# Words that end a place name: times and fillers ("in Berlin today", "in Rome right now").
+_NOT_PLACE = {"today", "tomorrow", "tonight", "now", "right", "currently", "this", "next", "please", "like"}
+_PREPOSITIONS = {"in", "at", "for", "near"}
 
 Route = Literal["faq", "weather", "llm"]
 
@@ -44,34 +51,65 @@ def weather_place(query: str, default: str) -> str | None:
     """The place a weather question asks about, or None when it is no weather question."""
     if not _WEATHER_WORDS.search(query):
         return None
-    match = _PLACE.search(query)
-    return match.group(1).strip(" ?!.") if match else default
+    for match in _PLACE.finditer(query):
+        words: list[str] = []
+        for word in match.group(1).split():
+            if word.lower().strip(",'") in _NOT_PLACE | _PREPOSITIONS:
+                break
+            words.append(word)
+        place = " ".join(words).strip(" ,'\"")
+        if place:
+            return place
+    return default
 
 
 def _sources(hits: list[Hit], kind: Literal["faq", "kb"]) -> list[Source]:
     return [Source(id=h.passage.id, title=h.passage.title, score=h.score, kind=kind) for h in hits]
 
 
-async def answer(
-    query: str, knowledge: Knowledge, weather: WeatherProvider, llm: LLMBackend, home: str
-) -> Answer:
+@dataclass(frozen=True)
+class Plan:
+    """The routing decision for one question, shared by the plain and the streaming answer."""
+
+    route: Route
+    faq: list[Hit]
+    place: str | None = None
+
+
+def plan(query: str, knowledge: Knowledge, home: str) -> Plan:
+    """Decide the route without side effects: confident FAQ hit, weather question, else the model."""
     faq = knowledge.search_faq(query, 3)
     runner_up = faq[1].score if len(faq) > 1 else 0.0
     if faq and faq[0].score >= FAQ_CONFIDENT_SCORE and faq[0].score >= FAQ_MARGIN * runner_up:
-        return Answer(query=query, answer=faq[0].passage.text, route="faq", sources=_sources(faq[:1], "faq"))
+        return Plan("faq", faq)
     place = weather_place(query, home)
     if place is not None:
+        return Plan("weather", faq, place)
+    return Plan("llm", faq)
+
+
+def faq_answer(query: str, p: Plan) -> Answer:
+    return Answer(query=query, answer=p.faq[0].passage.text, route="faq", sources=_sources(p.faq[:1], "faq"))
+
+
+async def weather_answer(query: str, place: str, weather: WeatherProvider) -> Answer:
+    try:
         report = await weather.current(place)
-        text = (
-            f"The weather in {report.location}: {report.condition}, {report.temperature_c:g} °C, "
-            f"wind {report.wind_speed_kmh:g} km/h (source: {report.source})."
-        )
-        source = Source(
-            id=f"weather:{report.location}", title=f"Weather in {report.location}", kind="weather"
-        )
-        return Answer(query=query, answer=text, route="weather", sources=[source], weather=report)
+    except NotFound:  # an answer, not an error: the question was understood, the place was not
+        text = f"I could not find a place called '{place}'. Please name a city, e.g. 'weather in Paris'."
+        return Answer(query=query, answer=text, route="weather")
+    text = (
+        f"The weather in {report.location}: {report.condition}, {report.temperature_c:g} °C, "
+        f"wind {report.wind_speed_kmh:g} km/h (source: {report.source})."
+    )
+    source = Source(id=f"weather:{report.location}", title=f"Weather in {report.location}", kind="weather")
+    return Answer(query=query, answer=text, route="weather", sources=[source], weather=report)
+
+
+def llm_request(query: str, p: Plan, knowledge: Knowledge) -> tuple[ChatRequest, list[Source]]:
+    """The model request of the llm route, with the passages it was given as sources."""
     kb = knowledge.search_kb(query, 2)
-    context = "\n\n".join(f"{h.passage.title}: {h.passage.text}" for h in [*faq[:2], *kb])
+    context = "\n\n".join(f"{h.passage.title}: {h.passage.text}" for h in [*p.faq[:2], *kb])
     request = ChatRequest(
         model=ASK_MODEL,
         messages=[
@@ -80,6 +118,17 @@ async def answer(
         ],
         max_tokens=400,
     )
+    return request, _sources(p.faq[:2], "faq") + _sources(kb, "kb")
+
+
+async def answer(
+    query: str, knowledge: Knowledge, weather: WeatherProvider, llm: LLMBackend, home: str
+) -> Answer:
+    p = plan(query, knowledge, home)
+    if p.route == "faq":
+        return faq_answer(query, p)
+    if p.route == "weather" and p.place is not None:
+        return await weather_answer(query, p.place, weather)
+    request, sources = llm_request(query, p, knowledge)
     completion = await llm.complete(request)
-    sources = _sources(faq[:2], "faq") + _sources(kb, "kb")
     return Answer(query=query, answer=completion.content, route="llm", sources=sources)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 
 class Strict(BaseModel):
@@ -156,9 +156,9 @@ class Control(Strict):
 class ApiEntry(Strict):
     id: str
     name: str
-    method: str
-    path: str
-    auth: str
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]
+    path: str = Field(pattern=r"^/")
+    auth: Literal["none", "api_key", "jwt", "session_token"]
     description: str
 
 
@@ -176,6 +176,45 @@ class ContentPack(Strict):
     apis: list[ApiEntry]
     kb_core: str
     kb_full: str
+
+    @model_validator(mode="after")
+    def _references(self) -> ContentPack:
+        """Ids are unique per file and cross-file references resolve (see the pack's README)."""
+        for field in (
+            "plans",
+            "models",
+            "consulting",
+            "training",
+            "hardware",
+            "faq",
+            "frameworks",
+            "controls",
+            "apis",
+        ):
+            seen: set[str] = set()
+            for number, item in enumerate(getattr(self, field)):
+                if item.id in seen:
+                    raise _Bad(field, (number, "id"), f"duplicate id '{item.id}'")
+                seen.add(item.id)
+        models = {m.id for m in self.models}
+        for number, plan in enumerate(self.plans):
+            for model in plan.models:
+                if model not in models:
+                    raise _Bad("plans", (number, "models"), f"unknown model id '{model}'")
+        frameworks = {f.id for f in self.frameworks}
+        for number, control in enumerate(self.controls):
+            for framework in control.frameworks:
+                if framework not in frameworks:
+                    raise _Bad("controls", (number, "frameworks"), f"unknown framework id '{framework}'")
+        return self
+
+
+class _Bad(ValueError):
+    """A cross-reference problem, located like a field error."""
+
+    def __init__(self, field: str, loc: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.field, self.loc, self.message = field, loc, message
 
 
 class ContentError(ValueError):
@@ -195,6 +234,8 @@ _YAML_FILES: dict[str, list[tuple[str | None, str]]] = {
     "compliance.yaml": [("frameworks", "frameworks"), ("controls", "controls")],
     "api_catalog.yaml": [("apis", "apis")],
 }
+# libyaml's safe loader when PyYAML has it: ten times faster than the pure-Python one, same result.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MARKDOWN_FILES = {"kb-core.md": "kb_core", "kb-full.md": "kb_full"}
 
 
@@ -204,32 +245,44 @@ def _pick(name: str, shipped: Path, override: Path | None) -> Path:
     return shipped / name
 
 
+def _where(key: str | None, loc: tuple[Any, ...]) -> str:
+    """A location as the file's editor sees it: ``plans[1].requests_per_minute``."""
+    text = key or ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(document)"
+
+
 def load_pack(shipped: Path, override: Path | None = None) -> ContentPack:
     """Read and validate every content file; overriding files win by name."""
     data: dict[str, Any] = {}
-    origin: dict[str, str] = {}
+    origin: dict[str, tuple[Path, str | None]] = {}
     for name, parts in _YAML_FILES.items():
         path = _pick(name, shipped, override)
         try:
-            document = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
+            document = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise ContentError(f"{path}: cannot be read as YAML: {exc}") from None
         for key, field in parts:
             if key is not None and (not isinstance(document, dict) or key not in document):
                 raise ContentError(f"{path}: missing top-level key '{key}'")
             data[field] = document if key is None else document[key]
-            origin[field] = str(path)
+            origin[field] = (path, key)
     for name, field in _MARKDOWN_FILES.items():
         path = _pick(name, shipped, override)
         try:
             data[field] = path.read_text(encoding="utf-8")
-        except OSError as exc:
+        except (OSError, UnicodeDecodeError) as exc:
             raise ContentError(f"{path}: cannot be read: {exc}") from None
-        origin[field] = str(path)
+        origin[field] = (path, None)
     try:
         return ContentPack.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        field = str(first["loc"][0])
-        where = ".".join(str(part) for part in first["loc"][1:]) or "(document)"
-        raise ContentError(f"{origin.get(field, field)}: field {where}: {first['msg']}") from None
+        cause = first.get("ctx", {}).get("error")
+        if isinstance(cause, _Bad):
+            field, loc, message = cause.field, cause.loc, cause.message
+        else:
+            field, loc, message = str((*first["loc"], "")[0]), tuple(first["loc"][1:]), first["msg"]
+        path, key = origin.get(field, (Path(field), None))
+        raise ContentError(f"{path}: field {_where(key, loc)}: {message}") from None

@@ -20,6 +20,7 @@ class Passage:
     id: str
     title: str
     text: str
+    keywords: str = ""  # indexed but never shown, e.g. the FAQ entry's tags
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,9 @@ class _Index:
     def __init__(self, passages: list[Passage]) -> None:
         self.passages = passages
         self._bm25 = bm25s.BM25()
-        self._bm25.index(_tokens([f"{p.title}\n{p.text}" for p in passages]), show_progress=False)
+        self._bm25.index(
+            _tokens([f"{p.title}\n{p.text}\n{p.keywords}" for p in passages]), show_progress=False
+        )
 
     def search(self, query: str, k: int) -> list[Hit]:
         k = max(1, min(k, len(self.passages)))
@@ -75,7 +78,7 @@ class Knowledge:
     def reload(self) -> int:
         """Re-read the content files and rebuild the indexes; returns the new revision."""
         pack = self._load()
-        faq = _Index([Passage(e.id, e.question, e.answer) for e in pack.faq])
+        faq = _Index([Passage(e.id, e.question, e.answer, " ".join(e.tags)) for e in pack.faq])
         kb = _Index(kb_passages(pack.kb_full, "kb-full"))
         with self._lock:
             self.pack, self._faq, self._kb = pack, faq, kb

@@ -48,9 +48,9 @@ def mcp_resources(registry: Registry) -> list[MCPResource]:
     ]
 
 
-def error_result(err: AgentError) -> CallToolResult:
+def error_result(err: AgentError, base_url: str = "") -> CallToolResult:
     """A tool failure the calling model can read and correct (MCP ``isError``)."""
-    text = json.dumps(site_envelope(err), ensure_ascii=False)
+    text = json.dumps(site_envelope(err, base_url), ensure_ascii=False)
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
@@ -63,6 +63,7 @@ class RegistryMCPServer(MCPServer):
         self.services = services
         self._tools = mcp_tools(registry)
         self._resources = mcp_resources(registry)
+        self._base_url = services.settings.public_base_url.rstrip("/")
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         try:
@@ -80,9 +81,9 @@ class RegistryMCPServer(MCPServer):
         except NotFound as err:
             if err.param == "name":  # an unknown tool is a protocol error, not a tool failure
                 raise MCPError(code=-32602, message=err.message) from None
-            return error_result(err)
+            return error_result(err, self._base_url)
         except AgentError as err:
-            return error_result(err)
+            return error_result(err, self._base_url)
         structured = result.model_dump(mode="json")
         text = json.dumps(structured, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)

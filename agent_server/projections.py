@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from agent_server.registry import Registry, ResourceSpec, ToolSpec
@@ -49,19 +50,15 @@ def tool_definitions(registry: Registry, dialect: Dialect) -> list[dict[str, Any
     return [{"functionDeclarations": [gemini_declaration(t) for t in registry.tools]}]
 
 
-# JSON-Schema keys Gemini's OpenAPI-3.0 subset understands; anything else is dropped.
+# JSON-Schema keys Gemini's OpenAPI-3.0 subset understands and that pass through as they are.
 _GEMINI_KEYS = {
-    "format",
     "title",
     "description",
     "nullable",
-    "enum",
     "default",
     "example",
-    "items",
     "minItems",
     "maxItems",
-    "properties",
     "required",
     "propertyOrdering",
     "minProperties",
@@ -71,46 +68,90 @@ _GEMINI_KEYS = {
     "pattern",
     "minimum",
     "maximum",
-    "anyOf",
-    "type",
 }
+# Gemini accepts only these formats per type and refuses a request with any other.
+_GEMINI_FORMATS = {
+    "STRING": {"enum", "date-time"},
+    "INTEGER": {"int32", "int64"},
+    "NUMBER": {"float", "double"},
+}
+_GEMINI_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
 
 
-def gemini_schema(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Turn a pydantic JSON Schema into Gemini's schema: upper-case types, ``nullable``, no ``$ref``."""
+def gemini_schema(
+    schema: dict[str, Any], defs: dict[str, Any] | None = None, _seen: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """Turn a pydantic JSON Schema into Gemini's schema (``google.genai.types.Schema``).
+
+    Upper-case types, ``nullable`` instead of a null variant, ``$ref`` inlined (a recursive one
+    becomes a plain object), string-only enums, only the formats Gemini takes, ``prefixItems``
+    folded into ``items``; keys Gemini does not know are dropped.
+    """
     defs = schema.get("$defs", {}) if defs is None else defs
-    if "$ref" in schema:
-        return gemini_schema(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
     schema = dict(schema)
+    ref = schema.pop("$ref", None)
+    if ref is None and len(schema.get("allOf", ())) == 1:  # older pydantic: allOf: [{$ref}] + siblings
+        ref = schema.pop("allOf")[0].get("$ref")
+    if ref is not None:
+        name = ref.rsplit("/", 1)[-1]
+        if name in _seen or name not in defs:
+            return {"type": "OBJECT", **{k: v for k, v in schema.items() if k in ("title", "description")}}
+        # siblings of the reference (a field's description, default) win over the referenced model's
+        return gemini_schema({**defs[name], **schema}, defs, _seen | {name})
+    out: dict[str, Any] = {}
+    kind = schema.pop("type", None)
+    if isinstance(kind, list):  # ["string", "null"]
+        if "null" in kind:
+            out["nullable"] = True
+        kind = next((k for k in kind if k != "null"), None)
     if "const" in schema:
         schema["enum"] = [schema.pop("const")]
-    variants = schema.pop("anyOf", None)
+    variants = schema.pop("anyOf", None) or schema.pop("oneOf", None)
     if variants is not None:
         concrete = [v for v in variants if v.get("type") != "null"]
         if len(concrete) < len(variants):
-            schema["nullable"] = True
+            out["nullable"] = True
         if len(concrete) == 1:
-            schema = {
-                **gemini_schema(concrete[0], defs),
-                **{k: v for k, v in schema.items() if k != "default"},
-            }
-        else:
-            schema["anyOf"] = [gemini_schema(v, defs) for v in concrete]
-    out: dict[str, Any] = {}
+            # the outer schema's own keys (title, description, default) win over the variant's
+            rest = gemini_schema({k: v for k, v in schema.items() if k != "$defs"}, defs, _seen)
+            return {**gemini_schema(concrete[0], defs, _seen), **rest, **out}
+        if concrete:
+            out["anyOf"] = [gemini_schema(v, defs, _seen) for v in concrete]
+    if isinstance(kind, str) and kind in _GEMINI_TYPES:
+        out["type"] = kind.upper()
     for key, value in schema.items():
-        if key not in _GEMINI_KEYS or (key == "default" and value is None):
-            continue
-        if key == "type":
-            out[key] = value.upper()
-        elif key == "properties":
-            out[key] = {name: gemini_schema(sub, defs) for name, sub in value.items()}
-        elif key == "items":
-            out[key] = gemini_schema(value, defs)
-        else:
+        if key == "properties":
+            out[key] = {name: gemini_schema(sub, defs, _seen) for name, sub in value.items()}
+        elif key == "items" and isinstance(value, dict):
+            out[key] = gemini_schema(value, defs, _seen)
+        elif key == "prefixItems" and "items" not in schema and value:
+            shapes = [gemini_schema(v, defs, _seen) for v in value]
+            out["items"] = shapes[0] if all(s == shapes[0] for s in shapes) else {"anyOf": shapes}
+        elif key == "additionalProperties" and isinstance(value, dict):
+            out[key] = gemini_schema(value, defs, _seen)
+        elif key == "examples" and isinstance(value, list) and value:
+            out.setdefault("example", value[0])
+        elif key == "format":
+            if value in _GEMINI_FORMATS.get(out.get("type", ""), ()):
+                out[key] = value
+        elif key in _GEMINI_KEYS and not (key == "default" and value is None):
             out[key] = value
-    if "enum" in out and "type" not in out:
-        out["type"] = "STRING"
+    if "enum" in schema:  # after the loop: it may extend the description
+        _gemini_enum(schema["enum"], out)
     return out
+
+
+def _gemini_enum(values: list[Any], out: dict[str, Any]) -> None:
+    """Gemini takes string enums only; other enums are described in words instead."""
+    if None in values:
+        out["nullable"] = True
+    values = [v for v in values if v is not None]
+    if all(isinstance(v, str) for v in values):
+        out["enum"] = values
+        out.setdefault("type", "STRING")
+        return
+    allowed = "One of: " + ", ".join(json.dumps(v) for v in values) + "."
+    out["description"] = f"{out['description']} {allowed}" if out.get("description") else allowed
 
 
 def capability_entry(spec: ToolSpec) -> dict[str, Any]:

@@ -119,6 +119,10 @@ def _argument_model(name: str, fn: Callable[..., Any]) -> type[BaseModel]:
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     for param in list(inspect.signature(fn).parameters.values())[1:]:  # the first is the ToolContext
+        if param.name not in hints:
+            raise ValueError(f"tool {name}: parameter '{param.name}' needs a type annotation")
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ValueError(f"tool {name}: *args and **kwargs cannot be described to agents")
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (hints[param.name], default)
     config = ConfigDict(extra="forbid")
@@ -137,7 +141,7 @@ class Registry:
         meta: ToolMeta | None = getattr(fn, "__agentgate_tool__", None)
         if meta is None:
             raise ValueError(f"{fn.__name__} is not decorated with @tool")
-        tool_name = name or fn.__name__
+        tool_name = fn.__name__ if name is None else name
         if not TOOL_NAME.match(tool_name):
             raise ValueError(f"tool name {tool_name!r} is not valid for MCP and function calling")
         if tool_name in self._tools:
@@ -188,9 +192,13 @@ class Registry:
             args = spec.validate(arguments)
             try:
                 with anyio.fail_after(spec.meta.timeout or self.default_timeout):
-                    return await spec.fn(ctx, **args)
+                    result = await spec.fn(ctx, **args)
             except TimeoutError:
                 raise TimedOut(f"Tool {name} did not finish in time.") from None
+            if not isinstance(result, spec.output):
+                # every surface serialises the declared model; anything else is a bug of the tool
+                raise TypeError(f"tool returned {type(result).__name__}, not {spec.output.__name__}")
+            return result
         except AgentError as exc:
             outcome = exc.code
             raise

@@ -10,8 +10,10 @@ import httpx
 
 from agent_server.clock import Clock, SystemClock
 from agent_server.content import load_pack
+from agent_server.events import EventBus
 from agent_server.knowledge import Knowledge
 from agent_server.llm.mock import MockBackend
+from agent_server.llm.router import build_router
 from agent_server.llm.types import LLMBackend
 from agent_server.settings import Settings
 from agent_server.storage.db import Database
@@ -29,6 +31,9 @@ class Services:
     db: Database
     http: httpx.AsyncClient
     clock: Clock = field(default_factory=SystemClock)
+    # sk_test_ keys always go to this deterministic mock, whatever ``llm`` routes to.
+    sandbox_llm: LLMBackend = field(default_factory=MockBackend)
+    events: EventBus = field(default_factory=EventBus)
     # Later layers (gateway, jobs, webhooks) hang their own objects here by name.
     extras: dict[str, Any] = field(default_factory=dict)
 
@@ -47,7 +52,7 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
     clock = clock or SystemClock()
     http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=3.0), follow_redirects=False)
     kv: KV = (
-        RedisKV(settings.redis_url, timeout=settings.redis_timeout_seconds)
+        RedisKV(settings.redis_url, timeout=settings.redis_timeout_seconds, prefix=settings.kv_prefix)
         if settings.redis_url
         else MemoryKV(clock)
     )
@@ -57,10 +62,16 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
         else SandboxWeather()
     )
     knowledge = Knowledge(lambda: load_pack(shipped_content_dir(), settings.content_dir))
-    return Services(settings, knowledge, weather, MockBackend(), kv, Database(settings), http, clock)
+    db = Database(settings)
+    # The router is services.llm: the catalogue seeds the routing table (mock models, sandbox).
+    llm = build_router(settings, db, clock, lambda: [(m.id, m.vendor) for m in knowledge.pack.models])
+    return Services(settings, knowledge, weather, llm, kv, db, http, clock)
 
 
 async def close_services(services: Services) -> None:
     await services.http.aclose()
+    close_llm = getattr(services.llm, "aclose", None)  # the router closes its upstream pools
+    if close_llm is not None:
+        await close_llm()
     await services.kv.close()
     await services.db.dispose()

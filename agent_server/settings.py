@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from agent_server.llm.config import RouteEntry, UpstreamConfig
+
 Mode = Literal["sandbox", "production"]
 
 
@@ -50,7 +52,87 @@ class Settings(BaseSettings):
     jwt_secret: SecretStr | None = Field(default=None, description="Default: generated and kept in data_dir.")
     log_level: str = "INFO"
 
-    @field_validator("allowed_hosts", "allowed_origins", mode="before")
+    # Tenant gateway (docs/gateway.md).
+    jwt_ttl_seconds: int = Field(default=3600, ge=60, le=86_400)
+    key_cache_ttl_seconds: float = Field(
+        default=0.5,
+        gt=0,
+        le=1.0,
+        description="How long a process trusts a cached key; bounds revocation lag.",
+    )
+    rate_limit_window_seconds: float = Field(
+        default=60.0, gt=0, description="Fixed window of the per-key plan limits (plans say per minute)."
+    )
+    negotiated_rate_limit: int = Field(
+        default=6000, ge=1, description="Per-key limit of a negotiated plan whose tenant has no override."
+    )
+
+    # Public site API (docs/public-api.md). Limits are per client IP and fixed window.
+    kv_prefix: str = Field(default="agentgate:", description="Prefix of every Redis key of this deployment.")
+    chat_token_secret: SecretStr | None = Field(default=None, description="Default: generated in data_dir.")
+    chat_token_ttl_seconds: int = Field(default=3600, ge=60)
+    chat_token_min_age_seconds: float = Field(default=3.0, ge=0)
+    site_chat_limit: int = Field(default=20, ge=1)
+    site_chat_window_seconds: int = Field(default=3600, ge=1)
+    site_chat_model: str = "agentgate-mock-small"
+    site_ask_limit: int = Field(default=60, ge=1)
+    site_ask_window_seconds: int = Field(default=3600, ge=1)
+    site_jobs_limit: int = Field(default=60, ge=1)
+    site_forms_limit: int = Field(default=20, ge=1, description="checkout and subscribe, per hour.")
+    site_llm_requests_per_minute: int = Field(default=30, ge=1, description="Upstream budget of the site.")
+    site_llm_tokens_per_day: int = Field(default=1_500_000, ge=1)
+    job_ttl_seconds: int = Field(default=1800, ge=1)
+    job_worker: Literal["inprocess", "none"] = Field(
+        default="inprocess", description="none: jobs wait for a separate worker process."
+    )
+    job_concurrency: int = Field(default=4, ge=1)
+    job_lease_seconds: float = Field(default=120.0, gt=0, description="A running job is orphaned after this.")
+    idempotency_ttl_seconds: int = Field(default=86_400, ge=60)
+    idempotency_wait_seconds: float = Field(default=3.0, ge=0)
+    health_timeout_seconds: float = Field(default=1.0, gt=0)
+
+    # Administration and webhooks (docs/admin-and-webhooks.md).
+    encryption_key: SecretStr | None = Field(
+        default=None,
+        description="Fernet key(s), comma-separated, first encrypts. Default: generated in data_dir.",
+    )
+    webhook_worker: bool = Field(default=True, description="false: deliveries wait for another process.")
+    webhook_poll_seconds: float = Field(default=1.0, gt=0)
+    webhook_timeout_seconds: float = Field(default=10.0, gt=0)
+    webhook_retry_hours: float = Field(default=24.0, gt=0)
+    webhook_max_per_tenant: int = Field(default=20, ge=1)
+    usage_threshold_check_seconds: float = Field(default=10.0, gt=0)
+    audit_failed_login_limit: int = Field(default=5, ge=1, description="Failed logins that flag an entry.")
+    audit_failed_login_window_seconds: int = Field(default=900, ge=1)
+    csp_report_max_bytes: int = Field(default=16_384, ge=1024)
+    csp_reports_per_ip_per_hour: int = Field(default=120, ge=1)
+
+    # LLM backends and routing (docs/llm-routing.md). Both JSON; api keys stay SecretStr.
+    upstreams: list[UpstreamConfig] = Field(
+        default_factory=list, description="[{name, base_url, api_key, models: {public: upstream}}]"
+    )
+    routes: dict[str, list[RouteEntry]] | None = Field(
+        default=None, description="{model: [{backend, weight, priority}]}; default: from upstreams."
+    )
+    llm_connect_timeout_seconds: float = Field(default=5.0, gt=0)
+    llm_read_timeout_seconds: float = Field(default=30.0, gt=0, description="Per read, first byte included.")
+    llm_retries: int = Field(default=1, ge=0, le=3, description="Same-backend retries before the first byte.")
+    llm_retry_backoff_seconds: float = Field(default=0.1, ge=0)
+    llm_max_connections: int = Field(default=1000, ge=1, description="Pool size per upstream.")
+    llm_routing_check_seconds: float = Field(default=1.0, gt=0, description="How often a process re-checks.")
+    llm_http_transport: Literal["pooled", "httpx"] = Field(
+        default="pooled", description="httpx: httpx's own pool (slower; for proxies or odd upstreams)."
+    )
+
+    # Discovery, versioning and probes (docs/discovery.md).
+    app_url: str | None = Field(
+        default=None, description="Dashboard and registration portal; default: public_base_url."
+    )
+    consultant_codes: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Comma-separated codes that /consultant-code/validate accepts."
+    )
+
+    @field_validator("allowed_hosts", "allowed_origins", "consultant_codes", mode="before")
     @classmethod
     def _csv(cls, value: object) -> object:
         return _split_csv(value)

@@ -99,8 +99,11 @@ class OpenMeteoWeather:
                 condition=_CONDITIONS.get(int(now.get("weather_code", -1)), "unknown"),
                 source="open-meteo",
             )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise UpstreamFailed(f"The weather provider sent an unexpected answer ({exc}).") from None
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            # a provider that changed its format is an upstream failure, never a crash of ours
+            raise UpstreamFailed(
+                f"The weather provider sent an unexpected answer ({type(exc).__name__}: {exc})."
+            ) from None
 
     async def _get(self, url: str, params: dict[str, object]) -> dict:
         try:
@@ -109,4 +112,10 @@ class OpenMeteoWeather:
             raise UpstreamFailed(f"The weather provider is unreachable ({type(exc).__name__}).") from None
         if response.status_code != 200:
             raise UpstreamFailed(f"The weather provider answered HTTP {response.status_code}.")
-        return response.json()
+        try:
+            data = response.json()
+        except ValueError:
+            raise UpstreamFailed("The weather provider answered with something that is not JSON.") from None
+        if not isinstance(data, dict):
+            raise UpstreamFailed("The weather provider answered with JSON that is not an object.")
+        return data

@@ -8,17 +8,27 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 
 from agent_server.clock import Clock
+from agent_server.gateway.service import Gateway
 from agent_server.mcp import build_mcp_server
+from agent_server.metrics import Metrics
 from agent_server.services import Services, build_services, close_services
 from agent_server.settings import Settings
+from agent_server.site.build import build_site
 from agent_server.storage.migrate import upgrade
+from agent_server.versions import VersionRegistry, default_versions
 from http_facade.errors import install_error_handlers
-from http_facade.middleware import BodyLimit, CommonHeaders
+from http_facade.metrics import MetricsMiddleware
+from http_facade.middleware import BodyLimit
+from http_facade.routes import admin_keys, agent_auth, gateway_v1, probes, wellknown
 from http_facade.routes import mcp as mcp_routes
 from http_facade.routes import tools as tool_routes
+from http_facade.routes.admin_routers import ADMIN_ROUTERS, AuditMiddleware, admin_running
+from http_facade.routes.site_routers import SITE_ROUTERS
+from http_facade.versioning import Versioning, cors_options
 from tools import build_registry
 from wellknown.mcp import MCP_PATH, mcp_manifest
 
@@ -26,10 +36,15 @@ API_VERSION = "2026-05-18"
 log = logging.getLogger("agentgate")
 
 
-def create_app(settings: Settings | None = None, *, clock: Clock | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, *, clock: Clock | None = None, versions: VersionRegistry | None = None
+) -> FastAPI:
     settings = settings or Settings()
+    versions = versions or default_versions()  # tests inject deprecated and retired versions
     services = build_services(settings, clock)
+    gateway = Gateway(services)
     registry = build_registry(settings)
+    site = build_site(services, registry)  # public site API: limits, tokens, jobs, checkout
     mcp_server = build_mcp_server(registry, services)
     managers = mcp_routes.session_managers(mcp_server, settings)
     company = services.knowledge.pack.company
@@ -41,6 +56,12 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
             for manager in managers.values():
                 await stack.enter_async_context(manager.run())
             stack.push_async_callback(close_services, services)
+            # Plans, first-start admin, usage writer; stopped (usage flushed) before services close.
+            await stack.enter_async_context(gateway.running())
+            # Re-enqueues orphaned jobs, then runs the in-process job worker until shutdown.
+            await stack.enter_async_context(site.running())
+            # Webhooks subscribe to the event bus; the delivery worker runs until shutdown.
+            await stack.enter_async_context(admin_running(services))
             app.state.ready = True
             yield
 
@@ -54,19 +75,43 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     )
     app.state.services = services
     app.state.registry = registry
+    app.state.gateway = gateway
+    app.state.site = site
     app.state.ready = False
+    app.state.versions = versions
+    app.state.metrics = Metrics()
     install_error_handlers(app, settings.public_base_url.rstrip("/"))
 
     endpoint = mcp_routes.MCPEndpoint(
-        managers, lambda: mcp_manifest(registry, settings, company.name, company.tagline)
+        managers,
+        lambda: mcp_manifest(registry, settings, company.name, company.tagline, website=company.website),
+        mcp_routes.HostGuard(mcp_routes.transport_security(settings)),
     )
-    app.router.routes.append(Route(MCP_PATH, endpoint=endpoint, methods=["GET", "HEAD", "POST", "DELETE"]))
+    # Also with a trailing slash: a client that appends one gets the same answer, not a 307.
+    for path in (MCP_PATH, f"{MCP_PATH}/"):
+        app.router.routes.append(Route(path, endpoint=endpoint, methods=["GET", "HEAD", "POST", "DELETE"]))
     app.include_router(tool_routes.router)
+    app.include_router(gateway_v1.router)
+    app.include_router(admin_keys.router)
+    for admin_router in ADMIN_ROUTERS:
+        app.include_router(admin_router)
+    for site_router in SITE_ROUTERS:
+        app.include_router(site_router)
+    app.include_router(wellknown.router)
+    app.include_router(probes.router)
+    app.include_router(agent_auth.router)
+    app.openapi = wellknown.openapi_override(app, settings, versions, services.clock)  # type: ignore[method-assign]
 
-    app.add_middleware(CommonHeaders, headers={"API-Version": API_VERSION})
+    app.add_middleware(AuditMiddleware, routes_app=app)  # records every /admin/ action
     app.add_middleware(
         BodyLimit, limit=settings.max_request_bytes, base_url=settings.public_base_url.rstrip("/")
     )
+    # Outside the body limit, so its own 413 carries API-Version too; metrics count every answer;
+    # CORS outermost, so preflights stop there and every answer gets its headers.
+    base_url = settings.public_base_url.rstrip("/")
+    app.add_middleware(Versioning, versions=versions, clock=services.clock, base_url=base_url)
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics, routes_app=app)
+    app.add_middleware(CORSMiddleware, **cors_options(settings.allowed_origins))  # type: ignore[arg-type]
     return app
 
 

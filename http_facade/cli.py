@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from agent_server.settings import Settings
 from agent_server.storage.migrate import upgrade
@@ -53,6 +53,126 @@ def migrate(args: argparse.Namespace, settings: Settings) -> int:
     upgrade(settings)
     print(f"database migrated: {settings.sync_database_url.split('@')[-1]}")
     return 0
+
+
+@command("worker")
+def worker(args: argparse.Namespace, settings: Settings) -> int:
+    """Run a job worker process (for servers started with AGENTGATE_JOB_WORKER=none; needs Redis)."""
+    import asyncio
+    import contextlib
+
+    from agent_server.services import build_services, close_services
+    from agent_server.site.build import build_site
+    from tools import build_registry
+
+    if not settings.redis_url:
+        print(
+            "error: a separate worker needs AGENTGATE_REDIS_URL (the in-memory queue is per process)",
+            file=sys.stderr,
+        )
+        return 2
+    upgrade(settings)
+
+    async def run() -> None:
+        services = build_services(settings)
+        try:
+            await build_site(services, build_registry(settings)).serve_jobs()
+        finally:
+            await close_services(services)
+
+    print(f"agentgate job worker ({settings.mode}) consuming the shared queue", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run())
+    return 0
+
+
+def _gateway_action(action: Callable[[], Awaitable[int]]) -> int:
+    """Run one gateway provisioning coroutine; a refused action prints its reason and exits 1."""
+    import asyncio
+
+    from agent_server.errors import AgentError
+
+    try:
+        return asyncio.run(action())
+    except AgentError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+
+
+def _tenants_args(parser: argparse.ArgumentParser) -> None:
+    create = parser.add_subparsers(dest="action", required=True).add_parser("create", help="Create a tenant")
+    create.add_argument("--name", required=True)
+    create.add_argument("--plan", default="starter", help="starter, professional or enterprise")
+    create.add_argument("--rate-limit", type=int, help="negotiated requests per minute per key")
+
+
+@command("tenants", _tenants_args)
+def tenants(args: argparse.Namespace, settings: Settings) -> int:
+    """Manage tenants: tenants create --name N --plan P [--rate-limit N]."""
+    from agent_server.gateway import provision
+
+    async def create() -> int:
+        tenant = await provision.create_tenant(settings, args.name, args.plan, args.rate_limit)
+        print(
+            f"tenant {tenant.id} ({tenant.name}), plan {tenant.plan_id}, trial ends {tenant.trial_ends_at:%Y-%m-%d}"
+        )
+        return 0
+
+    return _gateway_action(create)
+
+
+def _users_args(parser: argparse.ArgumentParser) -> None:
+    create = parser.add_subparsers(dest="action", required=True).add_parser("create", help="Create a user")
+    create.add_argument("--tenant", required=True, help="tenant id or name")
+    create.add_argument("--email", required=True)
+    secret = create.add_mutually_exclusive_group(required=True)
+    secret.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
+    secret.add_argument("--password", help="the password (visible in the process list; prefer stdin)")
+    create.add_argument("--admin", action="store_true", help="grant tenant:admin")
+
+
+@command("users", _users_args)
+def users(args: argparse.Namespace, settings: Settings) -> int:
+    """Manage users: users create --tenant T --email E --password-stdin|--password P [--admin]."""
+    from agent_server.gateway import provision
+
+    password = sys.stdin.readline().rstrip("\r\n") if args.password_stdin else args.password
+
+    async def create() -> int:
+        user = await provision.create_user(settings, args.tenant, args.email, password, admin=args.admin)
+        print(
+            f"user {user.id} ({user.email}) in tenant {user.tenant_id}, permissions: {user.permissions or '-'}"
+        )
+        return 0
+
+    return _gateway_action(create)
+
+
+def _keys_args(parser: argparse.ArgumentParser) -> None:
+    create = parser.add_subparsers(dest="action", required=True).add_parser(
+        "create", help="Create an API key"
+    )
+    create.add_argument("--tenant", required=True, help="tenant id or name")
+    create.add_argument(
+        "--scopes", default="chat,models", help="comma-separated: chat,embeddings,files,models,admin"
+    )
+    create.add_argument("--name", default="cli")
+
+
+@command("keys", _keys_args)
+def api_keys(args: argparse.Namespace, settings: Settings) -> int:
+    """Manage API keys: keys create --tenant T --scopes chat,models --name N (prints the key once)."""
+    from agent_server.gateway import provision
+
+    async def create() -> int:
+        scopes = [scope.strip() for scope in args.scopes.split(",") if scope.strip()]
+        record, full = await provision.create_key(settings, args.tenant, args.name, scopes)
+        print(f"key {record.id} ({record.name}), scopes {','.join(record.scopes)}, tenant {record.tenant_id}")
+        print(full)
+        print("This is the only time the key is shown; only its digest is stored.", file=sys.stderr)
+        return 0
+
+    return _gateway_action(create)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -12,13 +13,19 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agent_server.errors import (
     AgentError,
+    AuthFailed,
+    Conflict,
     EndpointNotFound,
     MethodNotAllowed,
     PayloadTooLarge,
+    PermissionDenied,
+    RateLimited,
+    Unavailable,
     ValidationFailed,
     gateway_envelope,
     site_envelope,
 )
+from wellknown.oauth import with_bearer_challenge
 
 log = logging.getLogger("agentgate.http")
 JSON_UTF8 = "application/json; charset=utf-8"
@@ -36,14 +43,43 @@ def uses_gateway_envelope(path: str) -> bool:
 
 def render_error(err: AgentError, path: str, base_url: str = "") -> EnvelopeResponse:
     body = gateway_envelope(err) if uses_gateway_envelope(path) else site_envelope(err, base_url)
-    return EnvelopeResponse(body, status_code=err.http_status, headers=err.headers)
+    headers = err.headers
+    if err.http_status == 401:  # every 401 points to the protected-resource metadata (spec 5.6)
+        headers = with_bearer_challenge(headers, base_url)
+    return EnvelopeResponse(body, status_code=err.http_status, headers=headers)
+
+
+def _body_problem(first: dict[str, Any]) -> ValidationFailed | None:
+    """The whole body is wrong: not JSON, JSON sent without a JSON Content-Type, or not an object."""
+    if first.get("type") == "json_invalid":
+        return ValidationFailed("The request body is not valid JSON.", code="invalid_json", param="body")
+    if tuple(first.get("loc", ())) != ("body",) or first.get("type") == "missing":
+        return None
+    raw = first.get("input")
+    if isinstance(raw, bytes | bytearray):  # raw bytes: FastAPI parses JSON only with a JSON Content-Type
+        try:
+            json.loads(raw)
+        except ValueError:
+            return ValidationFailed("The request body is not valid JSON.", code="invalid_json", param="body")
+        return ValidationFailed(
+            "The request body must be JSON sent with 'Content-Type: application/json'.",
+            code="invalid_content_type",
+            param="body",
+        )
+    if not isinstance(raw, dict):
+        kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+            type(raw), "a number"
+        )
+        return ValidationFailed(f"The request body must be a JSON object, not {kind}.", param="body")
+    return None
 
 
 def validation_error(errors: list[dict[str, Any]]) -> ValidationFailed:
     """The first problem of a request, named by its field (``body.messages.0.role``)."""
     first = errors[0] if errors else {"loc": (), "msg": "invalid request", "type": ""}
-    if first.get("type") == "json_invalid":
-        return ValidationFailed("The request body is not valid JSON.", code="invalid_json", param="body")
+    whole_body = _body_problem(first)
+    if whole_body is not None:
+        return whole_body
     loc = [str(part) for part in first.get("loc", ())]
     if loc and loc[0] in ("body", "query", "path", "header"):
         where, loc = loc[0], loc[1:]
@@ -55,6 +91,44 @@ def validation_error(errors: list[dict[str, Any]]) -> ValidationFailed:
     return ValidationFailed(
         f"Invalid {where} field '{field}': {first.get('msg', 'invalid value')}.", param=field
     )
+
+
+def http_error(exc: StarletteHTTPException, method: str, path: str) -> AgentError:
+    """A framework HTTPException as the error of the same status in our tree (headers kept)."""
+    status, detail = exc.status_code, str(exc.detail)
+    headers = dict(exc.headers or {})
+    err: AgentError
+    if status == 404:
+        err = EndpointNotFound(f"No endpoint at {method} {path}.")
+    elif status == 405:
+        allowed = headers.get("Allow") or headers.get("allow")
+        hint = f" Allowed: {allowed}." if allowed else ""
+        err = MethodNotAllowed(f"{method} is not allowed on {path}.{hint}")
+    elif status == 413:
+        err = PayloadTooLarge("The request body is too large.")
+    elif status == 400 and detail == _FASTAPI_BODY_ERROR:  # e.g. bytes that are no UTF-8/16/32 at all
+        err = ValidationFailed("The request body is not valid JSON.", code="invalid_json", param="body")
+    elif status in _BY_STATUS:
+        err = _BY_STATUS[status](detail)
+    else:
+        err = AgentError(detail, code="http_error")
+        err.http_status = status  # type: ignore[misc]
+        if status < 500:  # a client error without a class of its own is still no server error
+            err.type, err.gateway_type = "validation_error", "invalid_request_error"  # type: ignore[misc]
+            err.retryable = False  # type: ignore[misc]
+    err.headers.update(headers)
+    return err
+
+
+_FASTAPI_BODY_ERROR = "There was an error parsing the body"
+_BY_STATUS: dict[int, type[AgentError]] = {
+    400: ValidationFailed,
+    401: AuthFailed,
+    403: PermissionDenied,
+    409: Conflict,
+    429: RateLimited,
+    503: Unavailable,
+}
 
 
 def install_error_handlers(app: FastAPI, base_url: str) -> None:
@@ -69,17 +143,7 @@ def install_error_handlers(app: FastAPI, base_url: str) -> None:
 
     async def on_http(request: Request, exc: Exception) -> EnvelopeResponse:
         assert isinstance(exc, StarletteHTTPException)
-        err: AgentError
-        if exc.status_code == 404:
-            err = EndpointNotFound(f"No endpoint at {request.method} {request.url.path}.")
-        elif exc.status_code == 405:
-            err = MethodNotAllowed(f"{request.method} is not allowed on {request.url.path}.")
-        elif exc.status_code == 413:
-            err = PayloadTooLarge("The request body is too large.")
-        else:
-            err = AgentError(str(exc.detail), code="http_error")
-            err.http_status = exc.status_code  # type: ignore[misc]
-        return render_error(err, request.url.path, base_url)
+        return render_error(http_error(exc, request.method, request.url.path), request.url.path, base_url)
 
     async def on_crash(request: Request, exc: Exception) -> EnvelopeResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)

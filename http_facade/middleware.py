@@ -1,4 +1,4 @@
-"""Pure ASGI middleware (no per-request task or copy): body size limit and common headers."""
+"""Pure ASGI middleware (no per-request task or copy): the body size limit."""
 
 from __future__ import annotations
 
@@ -25,27 +25,34 @@ class BodyLimit:
                 await self._refuse(scope, send)
                 return
         received = 0
-        started = False
+        started = exceeded = False
 
         async def counted_receive() -> Message:
-            nonlocal received
+            nonlocal received, exceeded
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.limit:
+                    exceeded = True
                     raise _TooLarge
             return message
 
         async def tracked_send(message: Message) -> None:
             nonlocal started
+            if exceeded:
+                # Frameworks catch a failing body read and answer it themselves (FastAPI: a 400
+                # "error parsing the body"); that answer is dropped for the 413 below.
+                return
             started = started or message["type"] == "http.response.start"
             await send(message)
 
         try:
             await self.app(scope, counted_receive, tracked_send)
-        except _TooLarge:
-            if not started:
-                await self._refuse(scope, send)
+        except Exception:
+            if not exceeded:
+                raise
+        if exceeded and not started:
+            await self._refuse(scope, send)
 
     async def _refuse(self, scope: Scope, send: Send) -> None:
         err = PayloadTooLarge(f"The request body is larger than {self.limit} bytes.")
@@ -67,25 +74,3 @@ class BodyLimit:
 
 class _TooLarge(Exception):
     pass
-
-
-class CommonHeaders:
-    """Adds headers every response carries (e.g. API-Version) unless the route set its own."""
-
-    def __init__(self, app: ASGIApp, headers: dict[str, str]) -> None:
-        self.app = app
-        self.headers = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                present = {name.lower() for name, _ in message.get("headers", [])}
-                extra = [(k, v) for k, v in self.headers if k not in present]
-                message["headers"] = [*message.get("headers", []), *extra]
-            await send(message)
-
-        await self.app(scope, receive, with_headers)

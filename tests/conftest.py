@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import pytest_asyncio
 import uvicorn
 from fastapi import FastAPI
 
@@ -147,3 +148,24 @@ def postgres_url() -> Iterator[str]:
     yield admin_url.rsplit("/", 1)[0] + "/" + name
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def module_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Settings of ``module_client``'s app; a test module may override this fixture."""
+    return Settings(
+        data_dir=tmp_path_factory.mktemp("app"), public_base_url=BASE_URL, redis_url=None, database_url=None
+    )
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def module_client(module_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """One app per test module, over ASGI, for tests that do not change its state (saves ~0.3 s a test).
+
+    A module using it runs its tests in the module's loop: ``pytestmark = pytest.mark.asyncio(loop_scope="module")``.
+    """
+    async with (
+        running(create_app(module_settings)) as application,
+        httpx.AsyncClient(transport=httpx.ASGITransport(application), base_url=BASE_URL) as c,
+    ):
+        yield c

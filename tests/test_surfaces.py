@@ -6,7 +6,6 @@ import json
 
 import httpx
 import pytest
-from fastapi import FastAPI
 
 from agent_server.registry import Registry
 from agent_server.settings import Settings
@@ -22,6 +21,8 @@ EXAMPLES: dict[str, dict] = {
     "get_company_info": {},
 }
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+# The read-only checks share one app per module (module_client in tests/conftest.py).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 def registry() -> Registry:
@@ -40,11 +41,11 @@ async def mcp(client: httpx.AsyncClient, method: str, params: dict | None = None
     return response.json()
 
 
-def test_every_tool_has_an_example() -> None:
+async def test_every_tool_has_an_example() -> None:
     assert sorted(EXAMPLES) == sorted(TOOL_NAMES)
 
 
-def test_registry_holds_the_six_tools_and_eight_resources_of_the_spec() -> None:
+async def test_registry_holds_the_six_tools_and_eight_resources_of_the_spec() -> None:
     assert len(TOOL_NAMES) == 6 and len(RESOURCE_URIS) == 8
     names = {r.name for r in registry().resources}
     assert names == {
@@ -60,7 +61,8 @@ def test_registry_holds_the_six_tools_and_eight_resources_of_the_spec() -> None:
 
 
 @pytest.mark.parametrize("name", TOOL_NAMES)
-async def test_tool_is_listed_on_every_surface(client: httpx.AsyncClient, name: str) -> None:
+async def test_tool_is_listed_on_every_surface(module_client: httpx.AsyncClient, name: str) -> None:
+    client = module_client
     listed = (await mcp(client, "tools/list"))["result"]["tools"]
     assert name in {t["name"] for t in listed}
     openai = (await client.get("/api/tools.php", params={"dialect": "openai"})).json()["tools"]
@@ -76,7 +78,10 @@ async def test_tool_is_listed_on_every_surface(client: httpx.AsyncClient, name: 
 
 
 @pytest.mark.parametrize("name", TOOL_NAMES)
-async def test_tool_gives_the_same_result_over_mcp_and_http(client: httpx.AsyncClient, name: str) -> None:
+async def test_tool_gives_the_same_result_over_mcp_and_http(
+    module_client: httpx.AsyncClient, name: str
+) -> None:
+    client = module_client
     arguments = EXAMPLES[name]
     over_mcp = (await mcp(client, "tools/call", {"name": name, "arguments": arguments}))["result"]
     assert over_mcp.get("isError") is False
@@ -87,7 +92,8 @@ async def test_tool_gives_the_same_result_over_mcp_and_http(client: httpx.AsyncC
 
 
 @pytest.mark.parametrize("uri", RESOURCE_URIS)
-async def test_resource_is_listed_and_readable(client: httpx.AsyncClient, uri: str) -> None:
+async def test_resource_is_listed_and_readable(module_client: httpx.AsyncClient, uri: str) -> None:
+    client = module_client
     listed = (await mcp(client, "resources/list"))["result"]["resources"]
     entry = next(r for r in listed if r["uri"] == uri)
     assert entry["description"] and entry["mimeType"]
@@ -106,9 +112,8 @@ async def test_ask_tool_is_named_after_the_service(tmp_path) -> None:
     assert "ask_acme" in {t.name for t in build_registry(settings).tools}
 
 
-async def test_tool_and_resource_counts_match_between_mcp_and_index(
-    app: FastAPI, client: httpx.AsyncClient
-) -> None:
+async def test_tool_and_resource_counts_match_between_mcp_and_index(module_client: httpx.AsyncClient) -> None:
+    client = module_client
     index = (await client.get("/api/capabilities.php")).json()["capabilities"]
     tools = (await mcp(client, "tools/list"))["result"]["tools"]
     resources = (await mcp(client, "resources/list"))["result"]["resources"]

@@ -34,7 +34,8 @@ def _truncate(text: str, max_tokens: int) -> str:
     return text if len(tokens) <= max_tokens else " ".join(tokens[:max_tokens])
 
 
-def _prompt_tokens(request: ChatRequest) -> int:
+def count_prompt_tokens(request: ChatRequest) -> int:
+    """The prompt's tokens by the same approximation (4 per message for the role framing)."""
     return sum(count_tokens(m.content or "") + 4 for m in request.messages)
 
 
@@ -45,7 +46,7 @@ class MockBackend:
 
     async def complete(self, request: ChatRequest) -> Completion:
         text = _reply(request)
-        usage = Usage(_prompt_tokens(request), count_tokens(text))
+        usage = Usage(count_prompt_tokens(request), count_tokens(text))
         return Completion(text, _finish(request, text), usage, request.model)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Delta]:
@@ -56,7 +57,7 @@ class MockBackend:
         yield Delta(
             pieces[-1] if pieces else "",
             _finish(request, text),
-            Usage(_prompt_tokens(request), count_tokens(text)),
+            Usage(count_prompt_tokens(request), count_tokens(text)),
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,6 +44,8 @@ class Completion:
     finish_reason: str
     usage: Usage
     model: str
+    # OpenAI ``message.tool_calls`` as the upstream sent them (None when the model called no tool).
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class Delta:
     content: str
     finish_reason: str | None = None
     usage: Usage | None = None
+    # OpenAI ``delta.tool_calls`` fragments of this chunk, passed through as the upstream sent them.
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 class LLMBackend(Protocol):

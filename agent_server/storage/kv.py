@@ -98,12 +98,15 @@ class MemoryKV:
     async def pop(self, queue: str, timeout: float = 0) -> bytes | None:
         items = self._queues.setdefault(queue, deque())
         ready = self._queue_ready.setdefault(queue, asyncio.Event())
-        if not items and timeout > 0:
+        # Real time on purpose: a blocking pop waits like BLPOP does, whatever the clock says.
+        deadline = time.monotonic() + timeout
+        while not items and (left := deadline - time.monotonic()) > 0:
             ready.clear()
             try:
-                await asyncio.wait_for(ready.wait(), timeout)
+                await asyncio.wait_for(ready.wait(), left)
             except TimeoutError:
-                return None
+                break
+            # another waiter may have taken the item first: wait again for the time that is left
         return items.popleft() if items else None
 
     async def ping(self) -> bool:
@@ -113,10 +116,12 @@ class MemoryKV:
         self._values.clear()
 
 
-# INCRBY then set the expiry only when this call created the key: one round trip, atomic.
+# INCRBY, and set the expiry only when this call created the key: one round trip, atomic. (Testing
+# "value == amount" instead would restart the window of a counter that went back to zero.)
 _INCR_WITH_TTL = """
+local created = redis.call('EXISTS', KEYS[1]) == 0
 local value = redis.call('INCRBY', KEYS[1], ARGV[1])
-if value == tonumber(ARGV[1]) and tonumber(ARGV[2]) > 0 then
+if created and tonumber(ARGV[2]) > 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return {value, redis.call('PTTL', KEYS[1])}
@@ -126,14 +131,24 @@ return {value, redis.call('PTTL', KEYS[1])}
 class RedisKV:
     """KV on Redis; every call has the client's short socket timeout, so nothing hangs."""
 
-    def __init__(self, url: str, *, timeout: float = 0.5, prefix: str = "agentgate:") -> None:
+    def __init__(
+        self, url: str, *, timeout: float = 0.5, prefix: str = "agentgate:", max_connections: int = 100
+    ) -> None:
         import redis.asyncio as redis  # imported here so the embedded default needs no Redis
 
         self.prefix = prefix
         self.timeout = timeout
-        self.client = redis.from_url(
-            url, socket_timeout=timeout, socket_connect_timeout=timeout, health_check_interval=30
+        # A blocking pool: past max_connections a call waits (a bounded time) for a free connection;
+        # the default pool raises "Too many connections" under a burst of concurrent requests.
+        pool = redis.BlockingConnectionPool.from_url(
+            url,
+            max_connections=max_connections,
+            timeout=max(1.0, timeout * 4),
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            health_check_interval=30,
         )
+        self.client = redis.Redis.from_pool(pool)
         self._incr = self.client.register_script(_INCR_WITH_TTL)
 
     def _k(self, key: str) -> str:
@@ -161,9 +176,12 @@ class RedisKV:
     async def pop(self, queue: str, timeout: float = 0) -> bytes | None:
         item = await self.client.lpop(self._k(queue))
         deadline = time.monotonic() + timeout
-        # Block in slices shorter than the socket timeout, so a blocking pop never trips it.
+        # Block in slices of half the socket timeout: Redis may answer a BLPOP up to ~100 ms after its
+        # timeout (it checks at 10 Hz), and the slice must never trip the socket timeout. The slice is
+        # at least 10 ms, because BLPOP rounds to milliseconds and a 0 ms timeout blocks for ever.
         while item is None and (left := deadline - time.monotonic()) > 0:
-            popped = await self.client.blpop([self._k(queue)], timeout=min(left, self.timeout * 0.8))
+            wait = max(0.01, min(left, self.timeout / 2))
+            popped = await self.client.blpop([self._k(queue)], timeout=wait)
             item = None if popped is None else popped[1]
         return item
 

@@ -1,0 +1,1 @@
+"""The tenant administration surface: audit, connectors, playground traces, CSP reports, secrets at rest."""

@@ -1,0 +1,141 @@
+"""API key authentication for /v1: offline format check, then an in-process cache, then the database.
+
+Revocation and the cache (docs/gateway.md, "Revocation"):
+
+- This process: revoke and rotate call ``invalidate(digest)``, so the very next request with the
+  old key misses the cache, reads the revoked row and gets 401. A generation counter stops a lookup
+  that started before the revocation from putting its stale answer back into the cache.
+- Other processes: each trusts a cached answer for at most ``ttl`` seconds (setting
+  ``key_cache_ttl_seconds``, at most 1 s), then reads the database again. A revocation therefore
+  reaches every process within ``ttl``, at the price of one indexed query per key per ``ttl`` per
+  process. We chose that over a revocation marker in the KV, which would cost a KV round trip on
+  every request; the database is the one source of truth in every deployment, Redis or not.
+
+Concurrent misses of one key share one query (single flight), so a burst on a cold key costs one
+query, not one per request. Unknown and revoked keys are cached too (as ``None``), and the cache is
+bounded, so garbage keys can neither fill memory nor force a query per request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from agent_server.clock import Clock
+from agent_server.errors import AuthFailed
+from agent_server.gateway import keys
+from agent_server.gateway.plans import PlanCatalog, PlanInfo
+from agent_server.gateway.repository import key_by_digest
+from agent_server.gateway.tokens import bearer_challenge
+from agent_server.storage.db import Database
+
+
+@dataclass(frozen=True, slots=True)
+class KeyPrincipal:
+    key_id: str
+    tenant_id: str
+    scopes: frozenset[str]
+    environment: str  # "test" keys always use the sandbox mock
+    plan: PlanInfo
+    rate_limit: int
+
+
+class KeyAuthenticator:
+    def __init__(
+        self,
+        db: Database,
+        catalog: PlanCatalog,
+        clock: Clock,
+        *,
+        ttl: float,
+        negotiated_limit: int,
+        realm: str,
+        max_entries: int = 20_000,
+    ) -> None:
+        self._db, self._catalog, self._clock = db, catalog, clock
+        self.ttl, self._negotiated_limit, self._max_entries = ttl, negotiated_limit, max_entries
+        self._challenge = {"WWW-Authenticate": bearer_challenge(realm)}
+        self._cache: dict[str, tuple[KeyPrincipal | None, float]] = {}
+        self._inflight: dict[str, asyncio.Future[KeyPrincipal | None]] = {}
+        self._generation = 0
+
+    def refuse(self, message: str) -> AuthFailed:
+        return AuthFailed(message, headers=self._challenge)
+
+    async def authenticate(self, raw: str | None) -> KeyPrincipal:
+        if not raw:
+            raise self.refuse("Missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'.")
+        parsed = keys.parse(raw)
+        if parsed is None:
+            raise self.refuse("Malformed API key.")
+        environment, body = parsed
+        digest = keys.digest(body)
+        entry = self._cache.get(digest)
+        if entry is not None and entry[1] > self._clock.now():
+            principal = entry[0]
+        else:
+            principal = await self._load(digest)
+        if principal is None or (environment is not None and environment != principal.environment):
+            raise self.refuse("Invalid or revoked API key.")
+        return principal
+
+    def invalidate(self, digest: str) -> None:
+        self._generation += 1
+        self._cache.pop(digest, None)
+
+    async def _load(self, digest: str) -> KeyPrincipal | None:
+        pending = self._inflight.get(digest)
+        if pending is not None:
+            try:
+                return await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if pending.cancelled() and task is not None and not task.cancelling():
+                    return await self._load(digest)  # the leader was cancelled, not us: try again
+                raise
+        future: asyncio.Future[KeyPrincipal | None] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_consume)
+        self._inflight[digest] = future
+        generation = self._generation
+        try:
+            principal = await self._query(digest)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            raise
+        finally:
+            self._inflight.pop(digest, None)
+        future.set_result(principal)
+        if generation == self._generation:
+            self._store(digest, principal)
+        return principal
+
+    async def _query(self, digest: str) -> KeyPrincipal | None:
+        row = await key_by_digest(self._db, digest)
+        if row is None or row.revoked:
+            return None
+        plan = self._catalog.get(row.plan_id)
+        return KeyPrincipal(
+            key_id=row.key_id,
+            tenant_id=row.tenant_id,
+            scopes=frozenset(row.scopes),
+            environment=row.environment,
+            plan=plan,
+            rate_limit=plan.limit_for(row.rate_limit_override, self._negotiated_limit),
+        )
+
+    def _store(self, digest: str, principal: KeyPrincipal | None) -> None:
+        cache = self._cache
+        cache.pop(digest, None)  # re-insert at the end: the dict's order is the eviction order
+        if len(cache) >= self._max_entries:
+            for stale in list(cache)[: max(1, self._max_entries // 10)]:
+                del cache[stale]
+        cache[digest] = (principal, self._clock.now() + self.ttl)
+
+
+def _consume(future: asyncio.Future[KeyPrincipal | None]) -> None:
+    # Mark a failed lookup's exception as seen even when nobody else was waiting for it.
+    if not future.cancelled():
+        future.exception()

@@ -1,0 +1,89 @@
+"""First start: the platform admin from AGENTGATE_ADMIN_EMAIL/PASSWORD, a demo tenant and (sandbox) a key.
+
+Runs at every start and does nothing once the admin exists. The demo tenant, the admin and the demo
+key are created in one transaction, so when several workers start at once exactly one of them
+creates (and prints) them and the others find them. The key goes to stdout, never to a log.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from agent_server.errors import ValidationFailed
+from agent_server.gateway import repository as repo
+from agent_server.gateway.passwords import hash_password
+from agent_server.gateway.tables import PlanRecord
+from agent_server.services import Services
+
+log = logging.getLogger("agentgate.gateway")
+DEMO_TENANT = "Demo"
+DEMO_PLAN = "professional"
+DEMO_SCOPES = ["chat", "models"]
+BOOTSTRAP_PERMISSIONS = ["platform:admin", "tenant:admin"]
+
+
+async def bootstrap(services: Services) -> None:
+    settings = services.settings
+    if not settings.admin_email or settings.admin_password is None:
+        return
+    email = settings.admin_email.strip().lower()
+    existing = await repo.find_user(services.db, email)
+    if existing is not None:
+        if settings.sandbox:
+            _say(
+                f"agentgate demo: tenant {existing.tenant_id}, admin login {email}. The demo API key was "
+                "printed at first start; create another with:\n"
+                f"  agentgate keys create --tenant {existing.tenant_id} --scopes chat,models --name demo"
+            )
+        return
+    try:
+        password_hash = await hash_password(settings.admin_password.get_secret_value())
+    except ValidationFailed as exc:
+        raise ValueError(f"AGENTGATE_ADMIN_PASSWORD: {exc.message}") from None
+    now = services.clock.now()
+    full_key: str | None = None
+    try:
+        async with services.db.session() as session:
+            plan = await session.get(PlanRecord, DEMO_PLAN)
+            if plan is None:  # a content pack without the usual plan: take any
+                plan = (await session.execute(select(PlanRecord).order_by(PlanRecord.id))).scalars().first()
+            assert plan is not None, "plans are seeded before bootstrap"
+            tenant = repo.new_tenant(now, DEMO_TENANT, plan)
+            session.add(tenant)
+            await session.flush()  # the tenant row first: without relationships the FKs set no order
+            user = repo.new_user(now, tenant.id, email, password_hash, BOOTSTRAP_PERMISSIONS)
+            session.add(user)
+            if settings.sandbox:
+                key, full_key = repo.new_key(now, tenant.id, "demo", DEMO_SCOPES, "test")
+                session.add(key)
+    except IntegrityError:
+        # Another worker created them a moment ago (or a tenant named Demo exists already).
+        log.info("bootstrap: admin %s already being created elsewhere", email)
+        return
+    log.info("bootstrap: created tenant %s and platform admin %s", tenant.id, email)
+    if full_key is not None:
+        base = settings.public_base_url.rstrip("/")
+        _say(
+            "\n".join(
+                [
+                    "=" * 72,
+                    "agentgate demo (sandbox mode), created at this first start:",
+                    f"  tenant       {tenant.name} ({tenant.id}), plan {plan.id}",
+                    f"  admin login  {email} / the password in AGENTGATE_ADMIN_PASSWORD",
+                    f"  demo API key {full_key}",
+                    "  The key is shown only this once; only its digest is stored. Try:",
+                    f"  curl {base}/v1/chat/completions -H 'Authorization: Bearer {full_key}' \\",
+                    '    -H \'Content-Type: application/json\' -d \'{"model": "agentgate-mock-small", '
+                    '"messages": [{"role": "user", "content": "Hello"}]}\'',
+                    "=" * 72,
+                ]
+            )
+        )
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stdout, flush=True)

@@ -1,0 +1,198 @@
+"""Database access for tenants, users and API keys; every read and write of those tables is here.
+
+Every key query names the tenant: a tenant's admin can never reach another tenant's key, and a key
+of another tenant looks exactly like a missing one (404, not 403).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from agent_server.errors import Conflict, NotFound, ValidationFailed
+from agent_server.gateway import keys
+from agent_server.gateway.plans import utcnow
+from agent_server.gateway.tables import ApiKey, PlanRecord, Tenant, User
+from agent_server.storage.db import Database
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRow:
+    """What the authenticator needs about a key, read in one query (key joined with its tenant)."""
+
+    key_id: str
+    tenant_id: str
+    scopes: list[str]
+    environment: str
+    revoked: bool
+    plan_id: str
+    rate_limit_override: int | None
+
+
+async def key_by_digest(db: Database, digest: str) -> KeyRow | None:
+    query = (
+        select(
+            ApiKey.id,
+            ApiKey.tenant_id,
+            ApiKey.scopes,
+            ApiKey.environment,
+            ApiKey.revoked_at,
+            Tenant.plan_id,
+            Tenant.rate_limit_per_minute,
+        )
+        .join(Tenant, Tenant.id == ApiKey.tenant_id)  # type: ignore[arg-type]
+        .where(ApiKey.digest == digest)
+    )
+    async with db.session() as session:
+        row = (await session.execute(query)).first()
+    if row is None:
+        return None
+    return KeyRow(row[0], row[1], list(row[2]), row[3], row[4] is not None, row[5], row[6])
+
+
+async def create_tenant(
+    db: Database, now: float, name: str, plan_id: str, rate_limit: int | None = None
+) -> Tenant:
+    async with db.session() as session:
+        plan = await session.get(PlanRecord, plan_id)
+        if plan is None:
+            raise ValidationFailed(f"Unknown plan '{plan_id}'.", param="plan")
+        tenant = new_tenant(now, name, plan, rate_limit)
+        session.add(tenant)
+        await _flush_unique(session, f"A tenant named '{name}' already exists.")
+    return tenant
+
+
+def new_tenant(now: float, name: str, plan: PlanRecord, rate_limit: int | None = None) -> Tenant:
+    created = utcnow(now)
+    return Tenant(
+        id=keys.new_id("ten_"),
+        name=name,
+        plan_id=plan.id,
+        rate_limit_per_minute=rate_limit,
+        trial_ends_at=created + timedelta(days=plan.trial_days),
+        created_at=created,
+    )
+
+
+async def find_tenant(db: Database, id_or_name: str) -> Tenant | None:
+    async with db.session() as session:
+        query = select(Tenant).where(or_(Tenant.id == id_or_name, Tenant.name == id_or_name))
+        return (await session.execute(query)).scalars().first()
+
+
+async def set_rate_limit(db: Database, tenant_id: str, rate_limit: int | None) -> None:
+    """The negotiated per-key limit of a tenant (Enterprise); None falls back to the plan."""
+    async with db.session() as session:
+        await session.execute(
+            update(Tenant).where(Tenant.id == tenant_id).values(rate_limit_per_minute=rate_limit)  # type: ignore[arg-type]
+        )
+
+
+def new_user(now: float, tenant_id: str, email: str, password_hash: str, permissions: list[str]) -> User:
+    return User(
+        id=keys.new_id("usr_"),
+        tenant_id=tenant_id,
+        email=email.strip().lower(),
+        password_hash=password_hash,
+        permissions=sorted(set(permissions)),
+        created_at=utcnow(now),
+    )
+
+
+async def add_user(db: Database, user: User) -> User:
+    async with db.session() as session:
+        session.add(user)
+        await _flush_unique(session, f"A user with the e-mail {user.email} already exists.")
+    return user
+
+
+async def find_user(db: Database, email: str) -> User | None:
+    async with db.session() as session:
+        query = select(User).where(User.email == email.strip().lower())
+        return (await session.execute(query)).scalars().first()
+
+
+async def set_password_hash(db: Database, user_id: str, password_hash: str) -> None:
+    async with db.session() as session:
+        await session.execute(update(User).where(User.id == user_id).values(password_hash=password_hash))  # type: ignore[arg-type]
+
+
+def new_key(now: float, tenant_id: str, name: str, scopes: list[str], environment: str) -> tuple[ApiKey, str]:
+    """A key record and the full key, which exists only in this return value and the response."""
+    full, body = keys.generate(environment)
+    record = ApiKey(
+        id=keys.new_id("key_"),
+        tenant_id=tenant_id,
+        name=name,
+        scopes=sorted(set(scopes)),
+        environment=environment,
+        digest=keys.digest(body),
+        prefix=keys.PREFIX_OF[environment],
+        last4=body[-4:],
+        created_at=utcnow(now),
+    )
+    return record, full
+
+
+async def add_key(db: Database, record: ApiKey) -> ApiKey:
+    async with db.session() as session:
+        session.add(record)
+    return record
+
+
+async def list_keys(db: Database, tenant_id: str) -> list[ApiKey]:
+    async with db.session() as session:
+        query = select(ApiKey).where(ApiKey.tenant_id == tenant_id).order_by(ApiKey.created_at, ApiKey.id)  # type: ignore[arg-type]
+        return list((await session.execute(query)).scalars().all())
+
+
+async def revoke_key(db: Database, now: float, tenant_id: str, key_id: str) -> ApiKey:
+    """Revoke at once; revoking a revoked key returns it unchanged (irreversible, idempotent)."""
+    async with db.session() as session:
+        record = await _tenant_key(session, tenant_id, key_id)
+        if record.revoked_at is None:
+            record.revoked_at = utcnow(now)
+    return record
+
+
+async def rotate_key(db: Database, now: float, tenant_id: str, key_id: str) -> tuple[ApiKey, ApiKey, str]:
+    """(old, new, full new key): the new key has the old one's name and scopes; the old is revoked.
+
+    One transaction, and the old key is revoked by a conditional UPDATE, so two concurrent rotations
+    of one key cannot both succeed and leave two live successors.
+    """
+    async with db.session() as session:
+        old = await _tenant_key(session, tenant_id, key_id)
+        if old.revoked_at is not None:
+            raise NotFound(f"No active API key {key_id}; it was revoked or rotated.", param="key_id")
+        new, full = new_key(now, tenant_id, old.name, list(old.scopes), old.environment)
+        session.add(new)
+        await session.flush()
+        revoked = await session.execute(
+            update(ApiKey)
+            .where(ApiKey.id == key_id, ApiKey.revoked_at.is_(None))  # type: ignore[union-attr,arg-type]
+            .values(revoked_at=utcnow(now), replaced_by=new.id)
+        )
+        if revoked.rowcount != 1:  # type: ignore[attr-defined]
+            raise NotFound(f"No active API key {key_id}; it was revoked or rotated.", param="key_id")
+        await session.refresh(old)
+    return old, new, full
+
+
+async def _tenant_key(session: AsyncSession, tenant_id: str, key_id: str) -> ApiKey:
+    record = await session.get(ApiKey, key_id)
+    if record is None or record.tenant_id != tenant_id:
+        raise NotFound(f"No API key {key_id}.", param="key_id")
+    return record
+
+
+async def _flush_unique(session: AsyncSession, message: str) -> None:
+    try:
+        await session.flush()
+    except IntegrityError:
+        raise Conflict(message) from None

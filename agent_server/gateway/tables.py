@@ -1,0 +1,88 @@
+"""Gateway tables: plans, tenants, users, API keys and usage records (migration 0002_gateway).
+
+Times are aware UTC ``datetime`` (SQLModel's UTCDateTime; ``DateTime(timezone=True)`` columns). JSON list columns hold small sets
+(scopes, models, features, permissions) that are always read whole.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, Column, Index
+from sqlmodel import Field, SQLModel
+
+
+class PlanRecord(SQLModel, table=True):
+    """A subscription plan, upserted from the content pack (plans.yaml) at every start."""
+
+    __tablename__ = "plans"
+
+    id: str = Field(primary_key=True, max_length=40)
+    name: str = Field(max_length=100)
+    requests_per_minute: int | None = Field(default=None, description="null = negotiated per tenant")
+    monthly_token_quota: int | None = None
+    trial_days: int
+    scopes: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    models: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    features: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    updated_at: datetime
+
+
+class Tenant(SQLModel, table=True):
+    __tablename__ = "tenants"
+
+    id: str = Field(primary_key=True, max_length=40)
+    name: str = Field(max_length=200, unique=True)
+    plan_id: str = Field(foreign_key="plans.id", max_length=40)
+    rate_limit_per_minute: int | None = Field(default=None, description="Negotiated override of the plan.")
+    trial_ends_at: datetime
+    created_at: datetime
+
+
+class User(SQLModel, table=True):
+    __tablename__ = "users"
+
+    id: str = Field(primary_key=True, max_length=40)
+    tenant_id: str = Field(foreign_key="tenants.id", max_length=40, index=True)
+    email: str = Field(max_length=320, unique=True, description="Stored lower-cased.")
+    password_hash: str = Field(max_length=200, description="argon2id PHC string")
+    permissions: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    created_at: datetime
+
+
+class ApiKey(SQLModel, table=True):
+    """An API key; only the SHA-256 digest of its secret body is stored, never the key."""
+
+    __tablename__ = "api_keys"
+
+    id: str = Field(primary_key=True, max_length=40)
+    tenant_id: str = Field(foreign_key="tenants.id", max_length=40, index=True)
+    name: str = Field(max_length=200)
+    scopes: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    environment: str = Field(max_length=8, description="test (sandbox, mock LLM) or live")
+    digest: str = Field(max_length=64, unique=True)
+    prefix: str = Field(max_length=16, description="sk_test_ or sk_live_")
+    last4: str = Field(max_length=4)
+    created_at: datetime
+    revoked_at: datetime | None = None
+    replaced_by: str | None = Field(default=None, max_length=40, description="The key a rotation issued.")
+
+
+class UsageRecord(SQLModel, table=True):
+    """One /v1 request, written in batches by the usage writer."""
+
+    __tablename__ = "usage_records"
+    __table_args__ = (Index("ix_usage_records_tenant_created", "tenant_id", "created_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(max_length=40)
+    key_id: str = Field(max_length=40)
+    model: str = Field(max_length=200)
+    endpoint: str = Field(max_length=40)
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+    status: int
+    backend: str = Field(max_length=100)
+    stream: bool
+    created_at: datetime

@@ -1,0 +1,118 @@
+"""Admin access tokens: JWT, HS256 only, with checked typ, iss, aud, exp, iat and sub (RFC 8725).
+
+The algorithm is pinned (never read from the token), so ``alg: none`` and algorithm confusion fail.
+Time checks use the service clock instead of PyJWT's wall clock, so tests move time instead of
+sleeping; PyJWT still verifies the signature, iss, aud and the presence of every required claim.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+import jwt
+
+from agent_server.clock import Clock
+from agent_server.errors import AuthFailed, ExpiredToken
+from agent_server.settings import Settings
+
+ALGORITHM = "HS256"
+TOKEN_TYPE = "at+jwt"  # explicit typing: another JWT of ours can never pass as an admin token
+LEEWAY_SECONDS = 30
+MIN_SECRET_BYTES = 32
+_REQUIRED = ["exp", "iat", "iss", "aud", "sub"]
+_OPTIONS = {"require": _REQUIRED, "verify_exp": False, "verify_iat": False, "verify_nbf": False}
+
+
+@dataclass(frozen=True, slots=True)
+class AdminClaims:
+    user_id: str
+    tenant_id: str
+    permissions: frozenset[str]
+
+
+def bearer_challenge(realm: str, error: str = "invalid_token", **params: str) -> str:
+    """RFC 6750 ``WWW-Authenticate`` value; extra params (e.g. resource_metadata) are appended."""
+    parts = [f'realm="{realm}"', f'error="{error}"', *(f'{k}="{v}"' for k, v in params.items())]
+    return "Bearer " + ", ".join(parts)
+
+
+def signing_secret(settings: Settings) -> bytes:
+    """The configured secret, else one generated at first start and kept in data_dir (mode 0600)."""
+    if settings.jwt_secret is not None:
+        secret = settings.jwt_secret.get_secret_value().encode()
+        if len(secret) < MIN_SECRET_BYTES:
+            raise ValueError(f"AGENTGATE_JWT_SECRET must have at least {MIN_SECRET_BYTES} bytes")
+        return secret
+    path = Path(settings.data_dir) / "jwt_secret"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Written in full to a private temp file, then linked into place: another process starting
+        # at the same moment either wins the link or reads a complete file, never a partial one.
+        temp = path.with_name(f".jwt_secret.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(64))
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            pass
+        finally:
+            temp.unlink()
+    return path.read_text().strip().encode()
+
+
+class TokenService:
+    def __init__(
+        self, secret: bytes, *, issuer: str, audience: str, ttl: int, clock: Clock, realm: str = "agentgate"
+    ) -> None:
+        self._secret, self.issuer, self.audience, self.ttl, self._clock = secret, issuer, audience, ttl, clock
+        self.challenge = {"WWW-Authenticate": bearer_challenge(realm)}
+
+    def issue(self, user_id: str, tenant_id: str, permissions: list[str]) -> tuple[str, int]:
+        now = int(self._clock.now())
+        claims = {
+            "iss": self.issuer,
+            "aud": self.audience,
+            "sub": user_id,
+            "tenant": tenant_id,
+            "permissions": sorted(permissions),
+            "iat": now,
+            "exp": now + self.ttl,
+            "jti": secrets.token_hex(8),
+        }
+        token = jwt.encode(claims, self._secret, algorithm=ALGORITHM, headers={"typ": TOKEN_TYPE})
+        return token, self.ttl
+
+    def verify(self, token: str) -> AdminClaims:
+        try:
+            if jwt.get_unverified_header(token).get("typ") != TOKEN_TYPE:
+                raise self.invalid("The token is not an admin access token.")
+            claims = jwt.decode(
+                token,
+                self._secret,
+                algorithms=[ALGORITHM],
+                audience=self.audience,
+                issuer=self.issuer,
+                options=_OPTIONS,  # type: ignore[arg-type]
+            )
+        except jwt.InvalidTokenError:
+            raise self.invalid("The access token is invalid.") from None
+        exp, iat, tenant, permissions = (claims.get(k) for k in ("exp", "iat", "tenant", "permissions"))
+        if not (isinstance(exp, int) and isinstance(iat, int) and isinstance(tenant, str)):
+            raise self.invalid("The access token is invalid.")
+        if not (isinstance(permissions, list) and all(isinstance(p, str) for p in permissions)):
+            raise self.invalid("The access token is invalid.")
+        now = self._clock.now()
+        if now > exp + LEEWAY_SECONDS:
+            raise ExpiredToken(
+                "The access token expired; log in again at /admin/auth/login.", headers=self.challenge
+            )
+        if iat > now + LEEWAY_SECONDS:
+            raise self.invalid("The access token is not valid yet.")
+        return AdminClaims(str(claims["sub"]), tenant, frozenset(permissions))
+
+    def invalid(self, message: str) -> AuthFailed:
+        return AuthFailed(message, code="invalid_token", headers=self.challenge)

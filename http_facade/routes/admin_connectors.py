@@ -1,0 +1,119 @@
+"""Connector routes of spec 4.4, generated once per kind from agent_server/admin/connectors.py.
+
+``/admin/office_suite/...`` has per-user *bindings* (created with POST, rotated, deleted);
+``/admin/search_provider/...`` has per-user *keys* (issued by rotate, deleted). Everything is
+scoped to the caller's tenant; a user id of another tenant answers 404.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Request, Response, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_server.admin.connectors import KINDS, ConnectorKind
+from http_facade.routes.admin_common import ActorDep, AdminDep, audit_note
+
+router = APIRouter(tags=["admin: connectors"])
+
+
+class BindingCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: str = Field(min_length=1, max_length=100)
+    label: str = Field(default="", max_length=200)
+
+
+def _routes(kind: ConnectorKind) -> None:
+    base = f"/admin/{kind.name}"
+    cred = kind.credential
+    tag = f"admin: {kind.name}"
+
+    @router.get(f"{base}/managed-status", tags=[tag], name=f"{kind.name}_managed_status")
+    async def managed_status(actor: ActorDep, admin: AdminDep) -> dict[str, Any]:
+        return await admin.connectors.managed_status(actor.tenant_id, kind)
+
+    @router.post(
+        f"{base}/auto-provision",
+        tags=[tag],
+        name=f"{kind.name}_auto_provision",
+        responses={201: {"description": "Provisioned by this call (200: it already was)."}},
+    )
+    async def auto_provision(
+        actor: ActorDep,
+        admin: AdminDep,
+        request: Request,
+        response: Response,
+        body: Annotated[dict[str, Any] | None, Body()] = None,
+    ) -> dict[str, Any]:
+        view, created = await admin.connectors.auto_provision(actor.tenant_id, kind)
+        response.status_code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        audit_note(request, action=f"{kind.name}.auto_provision", details={"created": created})
+        return {**view, "provisioned": created}
+
+    @router.get(f"{base}/", tags=[tag], name=f"{kind.name}_get")
+    async def get_config(actor: ActorDep, admin: AdminDep) -> dict[str, Any]:
+        return await admin.connectors.get(actor.tenant_id, kind)
+
+    @router.patch(f"{base}/", tags=[tag], name=f"{kind.name}_patch")
+    async def patch_config(
+        actor: ActorDep, admin: AdminDep, request: Request, body: Annotated[dict[str, Any], Body()]
+    ) -> dict[str, Any]:
+        view = await admin.connectors.patch(actor.tenant_id, kind, body)
+        audit_note(request, action=f"{kind.name}.configure", details={"fields": sorted(body)})
+        return view
+
+    @router.delete(f"{base}/", tags=[tag], name=f"{kind.name}_delete")
+    async def delete_config(actor: ActorDep, admin: AdminDep, request: Request) -> dict[str, Any]:
+        await admin.connectors.delete(actor.tenant_id, kind)
+        audit_note(request, action=f"{kind.name}.delete")
+        return {"kind": kind.name, "deleted": True}
+
+    @router.get(f"{base}/{cred}", tags=[tag], name=f"{kind.name}_{cred}_list")
+    async def list_credentials(actor: ActorDep, admin: AdminDep) -> dict[str, Any]:
+        return {"object": "list", "data": await admin.connectors.credentials(actor.tenant_id, kind)}
+
+    if not kind.rotate_creates:
+
+        @router.post(
+            f"{base}/{cred}",
+            tags=[tag],
+            name=f"{kind.name}_{cred}_create",
+            status_code=status.HTTP_201_CREATED,
+        )
+        async def create_credential(
+            body: BindingCreate, actor: ActorDep, admin: AdminDep, request: Request
+        ) -> dict[str, Any]:
+            view = await admin.connectors.issue(actor.tenant_id, kind, body.user_id, body.label)
+            audit_note(request, action=f"{kind.name}.{cred}.create", target=body.user_id)
+            return view
+
+    @router.post(f"{base}/{cred}/{{userId}}/rotate", tags=[tag], name=f"{kind.name}_{cred}_rotate")
+    async def rotate_credential(
+        userId: str, actor: ActorDep, admin: AdminDep, request: Request
+    ) -> dict[str, Any]:
+        view = await admin.connectors.issue(actor.tenant_id, kind, userId, rotate=True)
+        audit_note(request, action=f"{kind.name}.{cred}.rotate", target=userId)
+        return view
+
+    @router.delete(f"{base}/{cred}/{{userId}}", tags=[tag], name=f"{kind.name}_{cred}_delete")
+    async def delete_credential(
+        userId: str, actor: ActorDep, admin: AdminDep, request: Request
+    ) -> dict[str, Any]:
+        await admin.connectors.revoke(actor.tenant_id, kind, userId)
+        audit_note(request, action=f"{kind.name}.{cred}.delete", target=userId)
+        return {"user_id": userId, "deleted": True}
+
+
+for _kind in KINDS.values():
+    _routes(_kind)
+
+
+@router.get(
+    "/admin/connectors/health", tags=["admin: connectors"], summary="Health of the tenant's connectors"
+)
+async def connectors_health(actor: ActorDep, admin: AdminDep) -> dict[str, Any]:
+    report = await admin.connectors.health(actor.tenant_id)
+    healthy = all(item["status"] in ("ok", "not_configured", "disabled") for item in report)
+    return {"status": "ok" if healthy else "degraded", "connectors": report}

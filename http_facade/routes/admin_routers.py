@@ -1,0 +1,27 @@
+"""Every router of the administration surface (issue 6), for ``create_app`` to include in one loop."""
+
+from __future__ import annotations
+
+from agent_server.admin.wiring import admin_running
+from http_facade.routes import (
+    admin_audit,
+    admin_connectors,
+    admin_csp,
+    admin_platform,
+    admin_playground,
+    admin_routing,
+    admin_webhooks,
+)
+from http_facade.routes.admin_audit import AuditMiddleware
+
+ADMIN_ROUTERS = (
+    admin_webhooks.router,
+    admin_routing.router,
+    admin_playground.router,
+    admin_csp.router,
+    admin_connectors.router,
+    admin_audit.router,
+    admin_platform.router,
+)
+
+__all__ = ["ADMIN_ROUTERS", "AuditMiddleware", "admin_running"]

@@ -1,0 +1,154 @@
+"""The OpenAI-compatible tenant gateway: POST /v1/chat/completions, GET /v1/models[/{id}].
+
+Order per request (spec 5.1): API key, rate limit, scope (in the dependency), then body, plan
+entitlements (model, streaming) and the backend. Every response after admission, errors included,
+carries the X-RateLimit-* headers. The body is parsed here rather than by FastAPI, so a bad key is
+401 even when the body is bad too, and a bad body is a 400 in the gateway envelope, never a 422.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import StreamingResponse
+from pydantic import ValidationError
+
+from agent_server.errors import AgentError, NotFound
+from agent_server.gateway.chat import ChunkEncoder, completion_body, completion_id, sse_stream
+from agent_server.gateway.service import Caller, Gateway
+from agent_server.llm.types import ChatRequest, LLMBackend, Usage
+from http_facade.errors import validation_error
+from http_facade.gateway_deps import ChatCaller, ModelsCaller
+
+router = APIRouter(tags=["gateway"])
+JSON = "application/json"
+# no-cache: nothing between us and the client may store it; X-Accel-Buffering: nginx must not buffer.
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The request schema with its $defs inlined, for the OpenAPI document."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/$defs/"):
+                return walk(defs[ref.removeprefix("#/$defs/")])
+            return {key: walk(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        return node
+
+    return walk(schema)
+
+
+_CHAT_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {JSON: {"schema": _inline_refs(ChatRequest.model_json_schema())}},
+    }
+}
+
+
+def parse_chat(body: bytes) -> ChatRequest:
+    try:
+        return ChatRequest.model_validate_json(body)
+    except ValidationError as exc:
+        raise validation_error(list(exc.errors(include_url=False))) from None
+
+
+@router.post(
+    "/v1/chat/completions",
+    summary="Create a chat completion (JSON, or server-sent events with stream: true)",
+    openapi_extra=_CHAT_BODY,
+)
+async def chat_completions(request: Request, caller: ChatCaller) -> Response:
+    gateway: Gateway = request.app.state.gateway
+    model, backend = "", ""
+    try:
+        chat = parse_chat(await request.body())
+        model, plan = chat.model, caller.principal.plan
+        gateway.catalog.check_model(plan, model)
+        if chat.stream:
+            gateway.catalog.check_feature(plan, "streaming")
+        llm = gateway.llm_for(caller.principal)
+        backend = llm.name
+        if chat.stream:
+            return await _stream(gateway, caller, llm, chat)
+        completion = await llm.complete(chat)
+    except AgentError as err:
+        err.headers.update(caller.headers)
+        gateway.record(caller, "chat", model, err.http_status, backend)
+        raise
+    except Exception:
+        gateway.record(caller, "chat", model, 500, backend)
+        raise
+    usage = completion.usage
+    gateway.record(
+        caller,
+        "chat",
+        model,
+        200,
+        backend,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+    )
+    body = completion_body(completion_id(), int(gateway.clock.now()), completion)
+    return Response(body, media_type=JSON, headers=caller.headers)
+
+
+async def _stream(gateway: Gateway, caller: Caller, llm: LLMBackend, chat: ChatRequest) -> Response:
+    deltas = llm.stream(chat)
+    # The first delta is awaited before any byte is sent: a failure up to here (unknown model at
+    # the router, upstream down, timeout) still gets its real HTTP status instead of a 200 stream.
+    first = await anext(deltas, None)
+    backend = llm.name
+
+    def done(status: int, usage: Usage) -> None:
+        gateway.record(
+            caller,
+            "chat",
+            chat.model,
+            status,
+            backend,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            stream=True,
+        )
+
+    encoder = ChunkEncoder(completion_id(), int(gateway.clock.now()), chat.model)
+    return StreamingResponse(
+        sse_stream(chat, encoder, first, deltas, done),
+        media_type="text/event-stream",
+        headers={**caller.headers, **SSE_HEADERS},
+    )
+
+
+@router.get("/v1/models", summary="The models this key's plan may use (OpenAI list shape)")
+async def list_models(request: Request, caller: ModelsCaller) -> Response:
+    gateway: Gateway = request.app.state.gateway
+    gateway.record(caller, "models", "", 200, "gateway")
+    body = {"object": "list", "data": gateway.catalog.model_list(caller.principal.plan)}
+    return _json(body, caller.headers)
+
+
+@router.get("/v1/models/{model_id:path}", summary="One model of this key's plan")
+async def retrieve_model(request: Request, model_id: str, caller: ModelsCaller) -> Response:
+    gateway: Gateway = request.app.state.gateway
+    if model_id not in caller.principal.plan.model_set:
+        gateway.record(caller, "models", model_id, 404, "gateway")
+        raise NotFound(
+            f"The model '{model_id}' does not exist or is not on your plan.",
+            code="model_not_found",
+            param="model",
+            headers=caller.headers,
+        )
+    gateway.record(caller, "models", model_id, 200, "gateway")
+    return _json(gateway.catalog.model_object(model_id), caller.headers)
+
+
+def _json(body: dict[str, Any], headers: dict[str, str]) -> Response:
+    return Response(json.dumps(body, separators=(",", ":")).encode(), media_type=JSON, headers=headers)

@@ -1,0 +1,255 @@
+"""Gateway probes (spec 2.4, 4.1): health, liveness, readiness, the JWT key, metrics, and the
+self-serve registration description.
+
+Each dependency is really probed, concurrently, under ``settings.health_timeout_seconds``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+import anyio
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, Field
+from starlette.responses import JSONResponse, Response
+
+from agent_server.errors import ValidationFailed
+from agent_server.services import Services
+from http_facade.deps import ServicesDep, SettingsDep
+from wellknown import health as docs
+from wellknown.registration import consultant_code, registration
+
+router = APIRouter(tags=["probes"])
+HEALTH_JSON = {"content": {docs.HEALTH_JSON: {"schema": {"type": "object", "required": ["status"]}}}}
+
+
+class HealthChecks(BaseModel):
+    gateway: str
+    database: str
+    cache: str
+    masterLlm: str
+
+
+class Health(BaseModel):
+    status: Literal["ok", "degraded"]
+    checks: HealthChecks
+    version: str
+
+
+async def probe(check: Callable[[], Any], timeout: float) -> tuple[str, float]:
+    """Run one check; ``True``/``None`` is ok, ``False`` an error, a string is reported as is."""
+    started = time.perf_counter()
+    try:
+        with anyio.fail_after(timeout):
+            result = check()
+            if inspect.isawaitable(result):
+                result = await result
+    except TimeoutError:
+        outcome = "timeout"
+    except Exception as exc:  # a probe reports its dependency's failure, it does not raise it
+        outcome = f"error: {type(exc).__name__}"
+    else:
+        outcome = "ok" if result in (True, None) else "error" if result is False else str(result)
+    return outcome, (time.perf_counter() - started) * 1000
+
+
+def llm_check(llm: Any) -> Callable[[], Awaitable[str] | str]:
+    """The master LLM: the mock is always ok; a backend or router with ``ping``/``health`` is asked;
+    a router over mocks only is ``ok (mock)``; anything else is ``unknown``."""
+    if getattr(llm, "name", "") == "mock":
+        return lambda: "ok"
+    for attr in ("ping", "health", "healthcheck"):
+        method = getattr(llm, attr, None)
+        if callable(method):
+            return method
+    backends = getattr(llm, "backends", None)
+    if (
+        isinstance(backends, dict)
+        and backends
+        and all(getattr(b, "name", "") == "mock" for b in backends.values())
+    ):
+        return lambda: "ok (mock)"
+    return lambda: "unknown (no reachability check)"
+
+
+async def dependency_checks(
+    services: Services, names: tuple[str, ...]
+) -> tuple[dict[str, str], dict[str, float]]:
+    timeout = services.settings.health_timeout_seconds
+    available: dict[str, Callable[[], Any]] = {
+        "database": services.db.ping,
+        "cache": services.kv.ping,
+        "masterLlm": llm_check(services.llm),
+    }
+    results = await asyncio.gather(*(probe(available[n], timeout) for n in names))
+    return {n: r[0] for n, r in zip(names, results, strict=True)}, {
+        n: r[1] for n, r in zip(names, results, strict=True)
+    }
+
+
+def _version(request: Request) -> str:
+    return request.app.state.versions.current.name
+
+
+def _ietf(request: Request, services: Services, checks: dict[str, str], **kw: Any) -> dict[str, Any]:
+    company = services.knowledge.pack.company
+    return docs.health_json(
+        checks,
+        now=services.clock.now(),
+        version=_version(request),
+        service_id=services.settings.service_name,
+        description=f"{company.name} gateway",
+        **kw,
+    )
+
+
+def _health_json_response(doc: dict[str, Any], status: int | None = None) -> JSONResponse:
+    code = status if status is not None else (503 if doc["status"] == "fail" else 200)
+    return JSONResponse(
+        doc, status_code=code, media_type=docs.HEALTH_JSON, headers={"Cache-Control": "no-store"}
+    )
+
+
+@router.get(
+    "/health",
+    summary="Gateway health: database, cache and master LLM (spec 2.4)",
+    responses={200: {**HEALTH_JSON, "description": "application/json per spec 2.4; health+json on request."}},
+)
+async def health(request: Request, services: ServicesDep) -> Health:
+    checks, durations = await dependency_checks(services, ("database", "cache", "masterLlm"))
+    checks = {"gateway": "ok", **checks}
+    if docs.HEALTH_JSON in request.headers.get("accept", ""):
+        doc = _ietf(request, services, checks, durations_ms=durations, fail_on=())
+        return _health_json_response(doc, 200)  # type: ignore[return-value]
+    return Health.model_validate(docs.gateway_health(checks, _version(request)))
+
+
+@router.get(
+    "/health/live",
+    summary="Liveness: the process answers",
+    response_class=Response,
+    responses={200: HEALTH_JSON | {"description": "Alive."}},
+)
+async def live(request: Request, services: ServicesDep) -> Response:
+    return _health_json_response(_ietf(request, services, {"gateway": "ok"}))
+
+
+@router.get(
+    "/health/ready",
+    summary="Readiness: migrations applied and dependencies reachable",
+    response_class=Response,
+    responses={
+        200: HEALTH_JSON | {"description": "Ready."},
+        503: HEALTH_JSON | {"description": "Not ready."},
+    },
+)
+async def ready(request: Request, services: ServicesDep) -> Response:
+    if not getattr(request.app.state, "ready", False):
+        checks = {"gateway": "error: starting (migrations and start-up not finished)"}
+    else:
+        deps, _ = await dependency_checks(services, ("database", "cache"))
+        checks = {"gateway": "ok", **deps}
+    return _health_json_response(_ietf(request, services, checks))
+
+
+async def jwt_check(request: Request, services: Services) -> str:
+    """Sign and verify a probe token with the gateway's own token service (the admin JWT key)."""
+    tokens = getattr(getattr(request.app.state, "gateway", None), "tokens", None)
+    if tokens is None or not (hasattr(tokens, "issue") and hasattr(tokens, "verify")):
+        return "unknown (no token service)"
+    token, _ = tokens.issue("health-probe", "health-probe", [])
+    claims = tokens.verify(token)
+    return "ok" if getattr(claims, "user_id", None) == "health-probe" else "error: round trip"
+
+
+@router.get(
+    "/health/jwt",
+    summary="The admin JWT signing key signs and verifies",
+    response_class=Response,
+    responses={200: HEALTH_JSON | {"description": "Works."}, 503: HEALTH_JSON | {"description": "Broken."}},
+)
+async def jwt_health(request: Request, services: ServicesDep) -> Response:
+    result, ms = await probe(lambda: jwt_check(request, services), services.settings.health_timeout_seconds)
+    doc = _ietf(request, services, {"jwt": result}, durations_ms={"jwt": ms})
+    return _health_json_response(doc)
+
+
+class Latency(BaseModel):
+    p50: float
+    p90: float
+    p95: float
+    p99: float
+    mean: float
+    max: float
+
+
+class RouteMetrics(BaseModel):
+    method: str
+    route: str = Field(description="The route template, e.g. /v1/models/{model_id}.")
+    model: str | None = Field(description="The model the route recorded in request.state.model.")
+    requests: int
+    statuses: dict[str, int]
+    rate_limited: int = Field(description="Answers with 429.")
+    upstream_errors: int = Field(description="Answers with 502, 503 or 504.")
+    server_errors: int
+    latency_ms: Latency
+
+
+class MetricsTotals(BaseModel):
+    requests: int
+    rate_limited: int
+    upstream_errors: int
+    server_errors: int
+
+
+class MetricsSnapshot(BaseModel):
+    uptime_seconds: float
+    totals: MetricsTotals
+    routes: list[RouteMetrics]
+
+
+@router.get("/metrics/", summary="Request metrics per route and model (JSON)")
+async def metrics_json(request: Request) -> MetricsSnapshot:
+    return MetricsSnapshot.model_validate(request.app.state.metrics.snapshot())
+
+
+@router.get(
+    "/metrics/prometheus",
+    summary="The same metrics in the Prometheus text format",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}, "description": "Metrics."}},
+)
+async def metrics_prometheus(request: Request, settings: SettingsDep) -> Response:
+    text = request.app.state.metrics.prometheus(settings.service_name.replace("-", "_"))
+    return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+@router.get("/register", summary="How self-serve registration works")
+async def register(settings: SettingsDep, services: ServicesDep) -> dict[str, Any]:
+    return registration(settings, services.knowledge.pack.plans)
+
+
+@router.options("/register", summary="How self-serve registration works (OPTIONS)")
+async def register_options(settings: SettingsDep, services: ServicesDep) -> JSONResponse:
+    body = registration(settings, services.knowledge.pack.plans)
+    return JSONResponse(body, headers={"Allow": "GET, OPTIONS"})
+
+
+class ConsultantCode(BaseModel):
+    code: str
+    valid: bool
+    message: str
+
+
+@router.get("/consultant-code/validate", summary="Check a consultant code before registering")
+async def validate_consultant_code(
+    settings: SettingsDep,
+    code: str | None = Query(None, max_length=64, description="The code to check."),
+) -> ConsultantCode:
+    if code is None or not code.strip():
+        raise ValidationFailed("Query parameter 'code' is required, e.g. ?code=ABC123.", param="code")
+    return ConsultantCode.model_validate(consultant_code(settings, code))

@@ -1,0 +1,47 @@
+"""Checkout of fixed-fee packages and newsletter / waitlist subscriptions (spec 4.5)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import JSONResponse
+
+from agent_server.billing.checkout import CheckoutBody, order_view
+from agent_server.ratelimit import Usage
+from agent_server.site.subscriptions import SubscribeBody, subscription_view
+from http_facade.errors import JSON_UTF8
+from http_facade.idempotency import IdempotentRoute
+from http_facade.routes.site_common import SiteDep, per_ip_limit
+
+router = APIRouter(tags=["site"], route_class=IdempotentRoute)
+FormsLimit = Annotated[Usage, Depends(per_ip_limit("forms"))]
+
+
+@router.post("/api/checkout.php", status_code=201, summary="Start a fixed-fee checkout", response_model=None)
+async def checkout(body: CheckoutBody, site: SiteDep, usage: FormsLimit) -> JSONResponse:
+    order = await site.checkout.start(body)
+    return JSONResponse(order_view(order), status_code=201, headers=usage.headers(), media_type=JSON_UTF8)
+
+
+@router.get("/api/checkout.php", summary="An order's status (the sandbox checkout URL)")
+async def order_status(
+    site: SiteDep, order_id: Annotated[str, Query(min_length=1, max_length=40, description="ord_...")]
+) -> dict[str, Any]:
+    return order_view(await site.checkout.get(order_id))
+
+
+@router.post(
+    "/api/subscribe.php",
+    status_code=201,
+    summary="Subscribe to the newsletter or waitlist",
+    response_model=None,
+)
+async def subscribe(body: SubscribeBody, site: SiteDep, usage: FormsLimit) -> JSONResponse:
+    subscription, created = await site.subscriptions.subscribe(body)
+    return JSONResponse(
+        subscription_view(subscription),
+        status_code=201 if created else 200,
+        headers=usage.headers(),
+        media_type=JSON_UTF8,
+    )

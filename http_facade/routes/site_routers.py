@@ -1,0 +1,11 @@
+"""Every router of the public site API, in the order ``create_app`` includes them."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from http_facade.routes import site_ask, site_catalogue, site_chat, site_commerce, site_jobs, site_status
+
+SITE_ROUTERS: tuple[APIRouter, ...] = tuple(
+    module.router for module in (site_chat, site_ask, site_jobs, site_catalogue, site_commerce, site_status)
+)

@@ -1,0 +1,193 @@
+"""Generated Markdown for agents: ``/AGENTS.md`` and the versioning policy (``/docs/versioning``).
+
+Everything comes from the registry, settings, the content pack, the version registry and the
+app's routes: a section about a route group appears only once its routes are served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from agent_server.content import Company, Plan
+from agent_server.mcp import MCP_PROTOCOL_VERSION
+from agent_server.projections import DIALECTS
+from agent_server.registry import Registry, ToolSpec
+from agent_server.settings import Settings
+from agent_server.versions import FINAL_NOTICE_SECONDS, POLICY_PATH, VersionRegistry, http_date
+from wellknown.mcp import MCP_PATH
+from wellknown.oauth import AGENT_AUTH_PATH, PROTECTED_RESOURCE_PATH, REGISTER_PATH
+
+
+def first_sentence(text: str) -> str:
+    line = " ".join(text.split())
+    end = line.find(". ")
+    return line if end < 0 else line[: end + 1]
+
+
+def _tool_line(spec: ToolSpec) -> str:
+    hints = ["read-only" if spec.meta.read_only else "writes"]
+    if spec.meta.open_world:
+        hints.append("reaches outside services")
+    if spec.meta.scope:
+        hints.append(f"needs scope `{spec.meta.scope}`")
+    return f"- `{spec.name}` — {first_sentence(spec.description)} ({', '.join(hints)})"
+
+
+def _plan_line(plan: Plan) -> str:
+    rate = (
+        f"{plan.requests_per_minute} requests/minute per key"
+        if plan.requests_per_minute
+        else "negotiated rate"
+    )
+    return f"- {plan.name}: {rate}, {plan.trial_days}-day trial, scopes {', '.join(plan.scopes)}"
+
+
+def agents_md(
+    registry: Registry,
+    settings: Settings,
+    company: Company,
+    plans: list[Plan],
+    paths: Iterable[str],
+    versions: VersionRegistry,
+) -> str:
+    base = settings.public_base_url.rstrip("/")
+    served = set(paths)
+    out: list[str] = [
+        f"# {company.name}: AGENTS.md",
+        "",
+        f"{' '.join(company.tagline.split())} This file tells an agent how to use the service at {base}. "
+        "It is generated from the running service, so it lists what is live.",
+        "",
+        "## Start here",
+        "",
+        f"- MCP endpoint: `{base}{MCP_PATH}` (streamable HTTP, JSON-RPC 2.0, protocol {MCP_PROTOCOL_VERSION}, "
+        "stateless, no authentication). Send `Accept: application/json, text/event-stream`; "
+        "`GET` on it returns the server card.",
+        f"- Machine-readable description: `{base}/openapi.json` (OpenAPI 3.1).",
+        f"- Catalogue of everything: `{base}/.well-known/api-catalog` (RFC 9727 linkset); "
+        f"MCP server card `{base}/.well-known/mcp.json`; A2A card `{base}/.well-known/agent-card.json`; "
+        f"skills `{base}/.well-known/agent-skills/index.json`.",
+        "",
+        "## Tools",
+        "",
+        *(_tool_line(t) for t in registry.tools),
+        "",
+    ]
+    if registry.resources:
+        out += ["## Resources (MCP `resources/read`)", ""]
+        out += [f"- `{r.uri}` — {r.title}" for r in registry.resources] + [""]
+    out += [
+        "## Calling tools without MCP",
+        "",
+        f"- `GET {base}/api/tools.php?dialect=` one of {', '.join(DIALECTS)}: the `tools` array each "
+        "vendor's function-calling request takes.",
+        f'- `POST {base}/api/tools/call` with `{{"name": "<tool>", "arguments": {{...}}}}` runs one tool; '
+        "an invalid argument is a 400 that names the field.",
+        f"- `GET {base}/api/capabilities.php`: every tool and resource with its schemas.",
+        "",
+    ]
+    if "/api/ask.php" in served:
+        out += [
+            "## Ask",
+            "",
+            f'- `POST {base}/api/ask.php` with `{{"query": "..."}}` answers a question in plain words. '
+            "With `Prefer: streaming` and `Accept: text/event-stream` the answer streams as SSE. "
+            "`GET` on it describes the endpoint.",
+            "",
+        ]
+    if served & {"/api/jobs.php", "/api/jobs"}:
+        out += [
+            "## Jobs",
+            "",
+            f'- `POST {base}/api/jobs.php` with `{{"type": "ask" | "faq_lookup" | "kb_refresh", "input": {{...}}}}` '
+            "and an `Idempotency-Key` header starts a job; poll the returned `poll_url` "
+            "(`/api/jobs?id=<job_id>`). Jobs expire 30 minutes after creation.",
+            "",
+        ]
+    out += [
+        "## Authentication",
+        "",
+        "- The public site API and the MCP endpoint need no credential.",
+        "- Gateway routes `/v1/*`: an API key as `Authorization: Bearer <key>` or `X-API-Key: <key>`.",
+        "- Administration `/admin/*`: `Authorization: Bearer <JWT>` from `POST /admin/auth/login`.",
+        f'- Every 401 carries `WWW-Authenticate: Bearer ... resource_metadata="{base}{PROTECTED_RESOURCE_PATH}"`; '
+        "follow its `authorization_servers`.",
+        f"- Planned, answering 501 today: OAuth 2.0 with PKCE, and `POST {base}{AGENT_AUTH_PATH}` "
+        '(`{"identity_type": "anonymous", "email": ...}` for a free-tier key, or `identity_assertion` '
+        "with an ID-JAG token).",
+        f"- Registration for people: `GET {base}{REGISTER_PATH}` describes it.",
+        "",
+        "## Errors",
+        "",
+        '- `/v1`, `/admin`, `/agent`: `{"error": {"type", "message", "code", "param"}}` (OpenAI style).',
+        '- Everything else: `{"error": {"message", "type", "code", "param"?, "retry_after"?, '
+        f'"documentation_url"}}`; codes are documented at `{base}/docs/errors`.',
+        "- 429: wait `Retry-After` seconds. 5xx: at most 3 retries with exponential backoff and jitter "
+        "(GET, HEAD, or a mutation with an `Idempotency-Key`). Do not retry 400, 401, 403, 404 or 409.",
+        "",
+        "## Limits",
+        "",
+        *(_plan_line(p) for p in plans),
+        f"- Request bodies: at most {settings.max_request_bytes} bytes (413 beyond).",
+        f"- A tool call runs at most {settings.tool_timeout_seconds:g} seconds unless the tool says otherwise.",
+        "",
+        "## Versioning",
+        "",
+        f"- Responses carry `API-Version` (current: `{versions.current.name}`); send `API-Version: <date>` to pin "
+        "one, or `YYYY-MM-DD-preview` for a preview.",
+        f"- Deprecated versions answer with `Deprecation`, `Sunset` and `Link` headers; retired ones with 410. "
+        f"Policy: `{base}{POLICY_PATH}`.",
+        "",
+        "## Health",
+        "",
+        f"- `{base}/health` (dependencies), `{base}/health/live`, `{base}/health/ready`.",
+    ]
+    if "/api/status.php" in served:
+        out.append(f"- `{base}/api/status.php`: status in the IETF health-check format (unversioned).")
+    return "\n".join(out) + "\n"
+
+
+def versioning_policy(versions: VersionRegistry, settings: Settings, now: float) -> str:
+    base = settings.public_base_url.rstrip("/")
+    rows = []
+    for v in versions.versions:
+        dep = http_date(v.deprecated_at.timestamp()) if v.deprecated_at else "—"
+        sun = http_date(v.sunset_at.timestamp()) if v.sunset_at else "—"
+        rows.append(f"| `{v.name}` | {v.state(now)} | {dep} | {sun} | {v.successor or '—'} |")
+    return (
+        "\n".join(
+            [
+                f"# {settings.service_name} API versioning policy",
+                "",
+                "Versions are dates (`YYYY-MM-DD`); each is one immutable contract. Every response carries "
+                f"`API-Version`. Send the header to pin a version; omit it for the current one (`{versions.current.name}`).",
+                "A client pinning a version keeps working when a newer version ships, until that version's sunset.",
+                "`YYYY-MM-DD-preview` versions are accepted and may change or vanish without notice. "
+                "An unknown version gets 400 `unsupported_version`.",
+                "",
+                "| version | status | deprecated | sunset | successor |",
+                "|---|---|---|---|---|",
+                *rows,
+                "",
+                "## Schedule of a breaking change",
+                "",
+                "- Day 0: the new version ships and the old one is deprecated. Its responses carry `Deprecation` "
+                "(RFC 9745, `@<epoch seconds>`), `Sunset` (RFC 8594, HTTP-date) and `Link` headers with "
+                f'`rel="deprecation"` (this page) and `rel="successor-version"` (`{base}/openapi.json`).',
+                "- Month 6: e-mail reminder to key holders still using the old version.",
+                f"- Month 11 (the last {FINAL_NOTICE_SECONDS // 86400} days): a `Warning: 299` header names the "
+                "retirement date.",
+                "- Month 12: the old version answers 410 Gone, code `version_gone`, with the successor and "
+                "this guide in the body.",
+                "",
+                "## Migrating",
+                "",
+                f"Compare `{base}/openapi.json` with your client, switch the `API-Version` header to the successor, "
+                "test, and deploy before the sunset.",
+                "",
+                f"The status document (`/api/status.php`) and the MCP protocol (`MCP-Version: {MCP_PROTOCOL_VERSION}`) "
+                "are versioned on their own.",
+            ]
+        )
+        + "\n"
+    )

@@ -1,0 +1,104 @@
+"""OAuth discovery: RFC 8414 authorization-server metadata, RFC 9728 protected-resource metadata and
+the RFC 6750 / RFC 9728 ``WWW-Authenticate`` challenge every 401 carries.
+
+What is live today: API keys (bearer or ``X-API-Key``) on ``/v1``, admin JWTs from
+``POST /admin/auth/login``. OAuth 2.0 with PKCE and ``POST /agent/auth`` are planned (spec 5.7).
+The metadata says so: the OAuth endpoints it names exist and answer 501 ``not_implemented``
+with directions, ``oauth_status`` and ``agent_auth.status`` are ``planned``, and the admin login
+is *not* passed off as a token endpoint (it is not an RFC 6749 grant).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_server.settings import Settings
+
+AUTHORIZATION_SERVER_PATH = "/.well-known/oauth-authorization-server"
+PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
+AUTHORIZE_PATH = "/oauth/authorize"
+TOKEN_PATH = "/oauth/token"
+AGENT_AUTH_PATH = "/agent/auth"
+REGISTER_PATH = "/register"
+REALM = "agentgate"
+SCOPES = ("chat", "embeddings", "files", "models", "admin")
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+IDENTITY_TYPES = ("anonymous", "identity_assertion")
+
+
+def _base(settings: Settings) -> str:
+    return settings.public_base_url.rstrip("/")
+
+
+def issuer(settings: Settings) -> str:
+    return _base(settings)
+
+
+def bearer_challenge(base_url: str) -> str:
+    """The ``WWW-Authenticate`` value of every 401 (spec 5.6, RFC 9728 section 5.1)."""
+    return (
+        f'Bearer realm="{REALM}", error="invalid_token", '
+        f'resource_metadata="{base_url.rstrip("/")}{PROTECTED_RESOURCE_PATH}"'
+    )
+
+
+def authorization_server_metadata(settings: Settings) -> dict[str, Any]:
+    base = _base(settings)
+    return {
+        "issuer": issuer(settings),
+        "authorization_endpoint": f"{base}{AUTHORIZE_PATH}",
+        "token_endpoint": f"{base}{TOKEN_PATH}",
+        "scopes_supported": list(SCOPES),
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "token_endpoint_auth_methods_supported": ["none"],
+        "code_challenge_methods_supported": ["S256"],
+        "service_documentation": f"{base}/AGENTS.md",
+        "protected_resources": [base],
+        "oauth_status": "planned",
+        "oauth_status_description": (
+            "OAuth 2.0 with PKCE is planned and not live: its endpoints answer 501. Today use an API key "
+            f"(Authorization: Bearer or X-API-Key) on /v1, or an admin JWT from {base}/admin/auth/login."
+        ),
+        "register_uri": f"{base}{REGISTER_PATH}",
+        "agent_auth": {
+            "status": "planned",
+            "skill": f"{base}/AGENTS.md",
+            "register_uri": f"{base}{AGENT_AUTH_PATH}",
+            "identity_types_supported": list(IDENTITY_TYPES),
+            "anonymous": {"credential_types_supported": ["api_key"], "requires": ["email"]},
+            "identity_assertion": {
+                "assertion_types_supported": [ID_JAG],
+                "credential_types_supported": ["api_key"],
+            },
+        },
+    }
+
+
+def protected_resource_metadata(settings: Settings, resource_name: str) -> dict[str, Any]:
+    base = _base(settings)
+    return {
+        "resource": base,
+        "authorization_servers": [issuer(settings)],
+        "scopes_supported": list(SCOPES),
+        "bearer_methods_supported": ["header"],
+        "resource_name": resource_name,
+        "resource_documentation": f"{base}/AGENTS.md",
+    }
+
+
+def with_bearer_challenge(headers: dict[str, str], base_url: str) -> dict[str, str]:
+    """Headers of a 401: a Bearer challenge that names the resource metadata, kept if one is there."""
+    out = dict(headers)
+    key = next((k for k in out if k.lower() == "www-authenticate"), "WWW-Authenticate")
+    current = out.pop(key, "")
+    if not current.lower().startswith("bearer"):
+        out["WWW-Authenticate"] = bearer_challenge(base_url)
+    elif "resource_metadata=" in current:
+        out["WWW-Authenticate"] = current
+    else:
+        sep = ", " if current.strip().lower() != "bearer" else " "
+        url = f"{base_url.rstrip('/')}{PROTECTED_RESOURCE_PATH}"
+        out["WWW-Authenticate"] = f'{current.rstrip()}{sep}resource_metadata="{url}"'
+    return out
