@@ -84,9 +84,12 @@ class RegistryMCPServer(MCPServer):
             return error_result(err, self._base_url)
         except AgentError as err:
             return error_result(err, self._base_url)
-        structured = result.model_dump(mode="json")
-        text = json.dumps(structured, ensure_ascii=False)
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+        # the text block repeats the object for clients that ignore structuredContent (pydantic's
+        # serialiser writes it: faster than json.dumps of the dumped dict)
+        text = result.model_dump_json()
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=result.model_dump(mode="json")
+        )
 
     async def list_resources(self) -> list[MCPResource]:
         return self._resources

@@ -7,7 +7,9 @@ import json
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_server.errors import PayloadTooLarge, gateway_envelope, site_envelope
+from agent_server.mcp import MCP_PROTOCOL_VERSION
 from http_facade.errors import uses_gateway_envelope
+from wellknown.mcp import MCP_PATH
 
 
 class BodyLimit:
@@ -59,16 +61,13 @@ class BodyLimit:
         path = scope.get("path", "")
         body = gateway_envelope(err) if uses_gateway_envelope(path) else site_envelope(err, self.base_url)
         payload = json.dumps(body).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json; charset=utf-8"),
-                    (b"content-length", str(len(payload)).encode()),
-                ],
-            }
-        )
+        headers = [
+            (b"content-type", b"application/json; charset=utf-8"),
+            (b"content-length", str(len(payload)).encode()),
+        ]
+        if path.rstrip("/") == MCP_PATH:  # every answer of the tool-protocol endpoint names its version
+            headers.append((b"mcp-version", MCP_PROTOCOL_VERSION.encode()))
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": payload})
 
 

@@ -190,6 +190,7 @@ async def test_body_over_the_limit_with_content_length(module_client: httpx.Asyn
     )
     error = envelope(response, 413, "validation_error", "PAYLOAD_TOO_LARGE")
     assert str(LIMIT) in error["message"]
+    assert ("mcp-version" in response.headers) == (path == "/api/mcp.php")
 
 
 @pytest.mark.parametrize("path", ["/api/tools/call", "/api/mcp.php"])
