@@ -115,3 +115,9 @@ async def test_unknown_resource_is_a_protocol_error(live_server: LiveServer) -> 
             await client.read_resource("kb://nothing")
         assert raised.value.code == -32002
         assert "kb://nothing" in raised.value.message
+
+
+async def test_client_pointed_at_the_trailing_slash_url_works(live_server: LiveServer) -> None:
+    async with Client(f"{mcp_url(live_server)}/", mode="legacy") as client:
+        assert sorted(t.name for t in (await client.list_tools()).tools) == sorted(TOOL_NAMES)
+        assert_tool_result("get_company_info", await client.call_tool("get_company_info", {}))
