@@ -45,7 +45,8 @@ def create_app(
     gateway = Gateway(services)
     registry = build_registry(settings)
     site = build_site(services, registry)  # public site API: limits, tokens, jobs, checkout
-    mcp_server = build_mcp_server(registry, services)
+    # MCP and /api/tools/call serve anonymous callers: their model calls spend the site's budget.
+    mcp_server = build_mcp_server(registry, site.services)
     managers = mcp_routes.session_managers(mcp_server, settings)
     company = services.knowledge.pack.company
 

@@ -31,7 +31,8 @@ def client_ip(request: Request) -> str:
 def public_context(request: Request) -> ToolContext:
     """The context of an anonymous caller of the public site API."""
     principal = Principal(ANONYMOUS.subject, client_ip=client_ip(request))
-    return ToolContext(request.app.state.services, principal, surface="http")
+    # The site's view of the services: model calls spend the site's budget, as on /api/ask.php.
+    return ToolContext(request.app.state.site.services, principal, surface="http")
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]
