@@ -52,7 +52,8 @@ class MetricsMiddleware:
         route = scope.get("route")
         template = getattr(route, "path_format", None) or getattr(route, "path", None)
         if template is None:
-            template = self._match(scope)
+            # A 404 from the router matched nothing; scanning every route again would only cost time.
+            template = UNMATCHED if status == 404 else self._match(scope)
         state = scope.get("state")
         model = state.get(MODEL_KEY) if state else None
         self.metrics.observe(
