@@ -7,6 +7,7 @@ The SDK speaks the protocol (JSON-RPC, negotiation, transports); the registry an
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -108,6 +109,10 @@ class RegistryMCPServer(MCPServer):
 
 def build_mcp_server(registry: Registry, services: Services) -> RegistryMCPServer:
     settings = services.settings
+    if settings.log_level.upper() != "DEBUG":
+        # The SDK logs "Terminating session: None" at INFO for every stateless request: noise, and a
+        # second log write per tools/call. Registry.invoke already logs one line per call.
+        logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
     company = services.knowledge.pack.company
     return RegistryMCPServer(
         registry,

@@ -7,6 +7,12 @@ later hit is refused until the window ends; a refused hit still counts, so hamme
 Headers follow the public-site spec (section 8): ``RateLimit-Limit: <n>;w=<s>`` (draft -01..-07
 form), ``RateLimit-Remaining``, ``RateLimit-Reset`` (seconds), ``RateLimit-Policy`` in the current
 structured-field form (``"<name>";q=<n>;w=<s>``) and ``Retry-After`` on 429.
+
+When the shared store (Redis) fails, a policy decides (docs/operations.md): ``fail_open`` policies
+count in a per-process fallback (the limit then holds per process) and answer with
+``X-RateLimit-Degraded: 1``, as the gateway's per-key limits do; the others (the chat proxy and
+the site's model budget, which spend model tokens for anonymous callers) refuse with 503 and
+``Retry-After: 5``. RedisKV's breaker makes either answer immediate during an outage.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any
 
 from agent_server.clock import Clock
 from agent_server.errors import RateLimited, Unavailable
-from agent_server.storage.kv import KV
+from agent_server.storage.kv import KV, MemoryKV
 
 log = logging.getLogger("agentgate.ratelimit")
 
@@ -30,6 +36,7 @@ class Policy:
     name: str
     limit: int
     window: int
+    fail_open: bool = False  # store down: count per process (degraded) instead of refusing with 503
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,7 @@ class Usage:
     policy: Policy
     used: int
     reset: int  # seconds until the window ends
+    degraded: bool = False  # counted per process: the shared store failed
 
     @property
     def allowed(self) -> bool:
@@ -56,6 +64,8 @@ class Usage:
         }
         if not self.allowed:
             headers["Retry-After"] = str(self.reset)
+        if self.degraded:
+            headers["X-RateLimit-Degraded"] = "1"
         return headers
 
 
@@ -64,6 +74,7 @@ class Limiter:
 
     def __init__(self, kv: KV, clock: Clock, prefix: str = "rl") -> None:
         self.kv, self.clock, self.prefix = kv, clock, prefix
+        self._fallback = MemoryKV(clock)  # per-process counts while the shared store is down
 
     def _window(self, policy: Policy) -> tuple[str, int]:
         now = self.clock.now()
@@ -74,11 +85,15 @@ class Limiter:
     async def hit(self, policy: Policy, subject: str, cost: int = 1) -> Usage:
         """Count ``cost`` units now; the result says whether this hit fits in the window."""
         window, reset = self._window(policy)
+        key = f"{window}:{subject}"
         try:
             # The TTL only cleans up: the window index in the key decides which window counts.
-            used, _ = await self.kv.incr(f"{window}:{subject}", cost, ttl=policy.window + 1)
+            used, _ = await self.kv.incr(key, cost, ttl=policy.window + 1)
         except Exception as exc:
-            raise self._store_down(exc) from None
+            if not policy.fail_open:
+                raise self._store_down(exc) from None
+            used, _ = await self._fallback.incr(key, cost, ttl=policy.window + 1)
+            return Usage(policy, used, reset, degraded=True)
         return Usage(policy, used, reset)
 
     async def peek(self, policy: Policy, subject: str) -> Usage:
@@ -87,12 +102,15 @@ class Limiter:
         try:
             raw = await self.kv.get(f"{window}:{subject}")
         except Exception as exc:
-            raise self._store_down(exc) from None
+            if not policy.fail_open:
+                raise self._store_down(exc) from None
+            raw = await self._fallback.get(f"{window}:{subject}")
+            return Usage(policy, int(raw or 0), reset, degraded=True)
         return Usage(policy, int(raw or 0), reset)
 
     @staticmethod
     def _store_down(exc: Exception) -> Unavailable:
-        # Fail closed: anonymous traffic is not admitted when its limits cannot be counted.
+        # Fail closed: anonymous model spend is not admitted when its limits cannot be counted.
         log.warning("rate-limit store unavailable: %s", type(exc).__name__)
         return Unavailable("The rate-limit store is unavailable; please retry shortly.", retry_after=5)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -64,6 +65,10 @@ def create_app(
             # Webhooks subscribe to the event bus; the delivery worker runs until shutdown.
             await stack.enter_async_context(admin_running(services))
             app.state.ready = True
+            # Everything built at start lives as long as the app: keep it out of every GC pass (the
+            # SDK allocates heavily per MCP request; full passes over the startup heap cost ~30% CPU).
+            gc.freeze()
+            stack.callback(gc.unfreeze)
             yield
 
     app = FastAPI(

@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agent_server.errors import (
@@ -120,6 +121,23 @@ def http_error(exc: StarletteHTTPException, method: str, path: str) -> AgentErro
     return err
 
 
+def database_down(exc: BaseException) -> bool:
+    """An error that says the database cannot be reached or used right now (connection refused or
+    lost, pool exhausted, SQLite locked past its busy timeout), as opposed to a bug in a query."""
+    if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError | sa_exc.DisconnectionError):
+        return True
+    if isinstance(exc, sa_exc.TimeoutError):  # no pooled connection within pool_timeout
+        return True
+    return isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated
+
+
+DATABASE_RETRY_AFTER = 5
+
+
+def database_unavailable() -> Unavailable:
+    return Unavailable("The database is unavailable; please retry shortly.", retry_after=DATABASE_RETRY_AFTER)
+
+
 _FASTAPI_BODY_ERROR = "There was an error parsing the body"
 _BY_STATUS: dict[int, type[AgentError]] = {
     400: ValidationFailed,
@@ -149,7 +167,15 @@ def install_error_handlers(app: FastAPI, base_url: str) -> None:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return render_error(AgentError("Internal error; please retry later."), request.url.path, base_url)
 
+    async def on_database_error(request: Request, exc: Exception) -> EnvelopeResponse:
+        # A database outage is 503 with Retry-After (docs/operations.md), never a 500.
+        if not database_down(exc):
+            return await on_crash(request, exc)
+        log.warning("database unavailable on %s %s: %s", request.method, request.url.path, type(exc).__name__)
+        return render_error(database_unavailable(), request.url.path, base_url)
+
     app.add_exception_handler(AgentError, on_agent_error)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)
+    app.add_exception_handler(sa_exc.SQLAlchemyError, on_database_error)
     app.add_exception_handler(Exception, on_crash)

@@ -9,10 +9,11 @@ the gateway envelope and then ``data: [DONE]``: clients see the failure and neve
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from agent_server.errors import AgentError, gateway_envelope
@@ -119,12 +120,12 @@ async def sse_stream(
     encoder: ChunkEncoder,
     first: Delta | None,
     rest: AsyncIterator[Delta],
-    on_done: Callable[[int, Usage], None],
+    on_done: Callable[[int, Usage], Awaitable[None]],
 ) -> AsyncIterator[bytes]:
     """The SSE body of a chat stream whose first delta is already in hand.
 
-    ``on_done(status, usage)`` runs exactly once: 200, the error's status after a mid-stream
-    failure, or 499 when the client went away (the backend's stream is closed then too).
+    ``on_done(status, usage)`` runs exactly once, before ``[DONE]``: 200, the error's status after a
+    mid-stream failure, or 499 when the client went away (the backend's stream is closed then too).
     """
     status, usage, tokens = CLIENT_CLOSED, None, 0
     try:
@@ -155,7 +156,8 @@ async def sse_stream(
         yield error_event(AgentError("The stream failed; please retry."))
     finally:
         try:
-            on_done(status, usage or estimate_usage(request, tokens))
+            # Shielded: a client that went away cancels this generator, and its usage still counts.
+            await asyncio.shield(on_done(status, usage or estimate_usage(request, tokens)))
         finally:
             closer = getattr(rest, "aclose", None)
             if closer is not None:

@@ -21,6 +21,7 @@ from agent_server.gateway.tokens import AdminClaims, TokenService, bearer_challe
 from agent_server.gateway.usage import UsageRow, UsageWriter
 from agent_server.llm.types import LLMBackend
 from agent_server.services import Services
+from agent_server.storage.kv import RedisKV
 
 log = logging.getLogger("agentgate.gateway")
 T = TypeVar("T")
@@ -64,7 +65,9 @@ class Gateway:
             realm=realm,
         )
         self.limiter = RateLimiter(services.kv, services.clock, settings.rate_limit_window_seconds)
-        self.usage = UsageWriter(services.db)
+        # With Redis, usage rows are durable before the response (a Redis list drained in batches).
+        usage_log = services.kv if isinstance(services.kv, RedisKV) else None
+        self.usage = UsageWriter(services.db, log=usage_log)
         self._scope_challenge = bearer_challenge(realm, "insufficient_scope")
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -106,7 +109,7 @@ class Gateway:
         """Sandbox keys always get the deterministic mock; live keys get the router."""
         return self.services.sandbox_llm if principal.environment == "test" else self.services.llm
 
-    def record(
+    async def record(
         self,
         caller: Caller,
         endpoint: str,
@@ -119,7 +122,7 @@ class Gateway:
         stream: bool = False,
     ) -> None:
         principal = caller.principal
-        self.usage.record(
+        await self.usage.append(
             UsageRow(
                 principal.tenant_id,
                 principal.key_id,

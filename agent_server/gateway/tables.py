@@ -72,7 +72,10 @@ class UsageRecord(SQLModel, table=True):
     """One /v1 request, written in batches by the usage writer."""
 
     __tablename__ = "usage_records"
-    __table_args__ = (Index("ix_usage_records_tenant_created", "tenant_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_usage_records_tenant_created", "tenant_id", "created_at"),
+        Index("ux_usage_records_row_token", "row_token", unique=True),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     tenant_id: str = Field(max_length=40)
@@ -86,3 +89,6 @@ class UsageRecord(SQLModel, table=True):
     backend: str = Field(max_length=100)
     stream: bool
     created_at: datetime
+    # Set on rows that went through the Redis usage log: the drain inserts each token once
+    # (migration 0006_usage_row_token; index ux_usage_records_row_token).
+    row_token: str | None = Field(default=None, max_length=32)

@@ -1,17 +1,26 @@
-"""Usage records, written in batches off the hot path, and the per-tenant summary.
+"""Usage records: durable before the response when Redis is configured, written to the database in
+batches off the hot path, and the per-tenant summary.
 
-A request only appends a small row to a list (no I/O, no task). A background task started by the
-lifespan inserts the list in one statement every ``interval`` seconds, or sooner once ``batch``
-rows wait, and flushes the rest at shutdown. The list is bounded: if the database cannot keep up,
-rows beyond ``max_pending`` are dropped and counted rather than growing memory without end.
+- **With Redis** (``log`` set): ``append`` RPUSHes the row to a Redis list before the request's
+  response is sent (one round trip), so a killed server process loses no acknowledged usage. Every
+  server drains the list into the database in batches; a lock in Redis lets one drainer run at a
+  time, and each row carries a unique ``row_token`` inserted with ON CONFLICT DO NOTHING, so a
+  drainer killed between its INSERT and its trim, or one whose lock expired, never counts a row
+  twice. If Redis fails, the row falls back to the in-process list (the embedded path below).
+- **Without Redis** (embedded, one process): ``append`` adds the row to an in-process list that a
+  background task inserts in one statement every ``interval`` seconds (or at ``batch`` rows) and
+  at shutdown. A kill -9 loses at most the last ``interval`` (0.5 s) of usage (docs/operations.md).
+  The list is bounded: beyond ``max_pending`` rows are dropped and counted, not grown without end.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
-from typing import Any, NamedTuple
+import secrets
+from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy import case, func, insert, select
 
@@ -20,6 +29,20 @@ from agent_server.gateway.tables import UsageRecord
 from agent_server.storage.db import Database
 
 log = logging.getLogger("agentgate.usage")
+USAGE_LOG = "usage:log"
+DRAIN_LOCK = "usage:drain-lock"
+
+
+class UsageLog(Protocol):
+    """The Redis list operations the durable path needs (``RedisKV`` has them)."""
+
+    async def push(self, queue: str, value: bytes) -> None: ...
+
+    async def head(self, queue: str, count: int) -> list[bytes]: ...
+
+    async def set_if_absent(self, key: str, value: bytes, ttl: float | None = None) -> bool: ...
+
+    async def trim_if_owner(self, queue: str, count: int, lock: str, token: bytes) -> bool: ...
 
 
 class UsageRow(NamedTuple):
@@ -37,13 +60,22 @@ class UsageRow(NamedTuple):
     backend: str
     stream: bool
     created_at: float  # clock reading; turned into a datetime at flush, off the request path
+    row_token: str | None = None  # set on rows that go through the Redis log
 
 
 class UsageWriter:
     def __init__(
-        self, db: Database, *, interval: float = 0.5, batch: int = 500, max_pending: int = 50_000
+        self,
+        db: Database,
+        *,
+        log: UsageLog | None = None,
+        interval: float = 0.5,
+        batch: int = 500,
+        max_pending: int = 50_000,
+        lock_ttl: float = 10.0,
     ) -> None:
-        self._db, self.interval, self.batch, self.max_pending = db, interval, batch, max_pending
+        self._db, self._log, self.interval, self.batch = db, log, interval, batch
+        self.max_pending, self.lock_ttl = max_pending, lock_ttl
         self._pending: list[UsageRow] = []
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
@@ -52,12 +84,26 @@ class UsageWriter:
         self.dropped = 0
 
     def record(self, row: UsageRow) -> None:
+        """Queue a row in this process (written within ``interval``); no I/O."""
         if len(self._pending) >= self.max_pending:
             self.dropped += 1
             return
         self._pending.append(row)
         if len(self._pending) >= self.batch and self._wake is not None:
             self._wake.set()
+
+    async def append(self, row: UsageRow) -> None:
+        """Record a row of a request whose response is about to be sent: in the Redis log when one
+        is configured (durable across a killed process), else in this process."""
+        if self._log is None:
+            self.record(row)
+            return
+        row = row._replace(row_token=secrets.token_hex(16))
+        try:
+            await self._log.push(USAGE_LOG, json.dumps(row, separators=(",", ":")).encode())
+        except Exception as exc:  # Redis away: keep the row here, written by the batch writer
+            log.debug("usage log unavailable (%s); row kept in process", type(exc).__name__)
+            self.record(row)
 
     async def start(self) -> None:
         self._wake, self._lock, self._stopping = asyncio.Event(), asyncio.Lock(), False
@@ -71,7 +117,10 @@ class UsageWriter:
             self._wake.set()
             await self._task
             self._task = None
-        await self.flush()
+        try:
+            await self.flush()
+        except Exception:
+            log.exception("final usage flush failed; %d rows lost", len(self._pending))
 
     async def _run(self) -> None:
         assert self._wake is not None
@@ -81,27 +130,78 @@ class UsageWriter:
             self._wake.clear()
             try:
                 await self.flush()
-            except Exception:
-                log.exception("usage flush failed; %d rows wait for the next try", len(self._pending))
+            except Exception as exc:
+                log.warning(
+                    "usage flush failed (%s); %d rows wait for the next try",
+                    type(exc).__name__,
+                    len(self._pending),
+                )
 
     async def flush(self) -> int:
-        """Write every waiting row now; returns how many were written."""
+        """Write every waiting row now (this process's, then the shared log); returns how many."""
         lock = self._lock or asyncio.Lock()
         async with lock:
-            rows, self._pending = self._pending, []
-            if not rows:
-                return 0
-            values = [{**row._asdict(), "created_at": utcnow(row.created_at)} for row in rows]
+            written = await self._flush_pending()
+            if self._log is not None:
+                written += await self._drain(self._log)
+            return written
+
+    async def _flush_pending(self) -> int:
+        rows, self._pending = self._pending, []
+        if not rows:
+            return 0
+        try:
+            await self._insert(rows)
+        except Exception:
+            # Put them back (bounded) so a short database outage loses nothing.
+            room = max(0, self.max_pending - len(self._pending))
+            self.dropped += max(0, len(rows) - room)
+            self._pending[:0] = rows[:room]
+            raise
+        return len(rows)
+
+    async def _drain(self, usage_log: UsageLog, max_batches: int = 20) -> int:
+        """Move rows from the Redis log to the database, one locked batch at a time."""
+        token, written = secrets.token_hex(8).encode(), 0
+        for _ in range(max_batches):
             try:
-                async with self._db.session() as session:
-                    await session.execute(insert(UsageRecord), values)
+                if not await usage_log.set_if_absent(DRAIN_LOCK, token, ttl=self.lock_ttl):
+                    return written  # another process is draining
+                items = await usage_log.head(USAGE_LOG, self.batch)
+            except Exception as exc:  # Redis away: the rows wait there, nothing to do now
+                log.debug("usage log unavailable (%s)", type(exc).__name__)
+                return written
+            try:
+                if items:
+                    await self._insert([UsageRow(*json.loads(item)) for item in items])
             except Exception:
-                # Put them back (bounded) so a short database outage loses nothing.
-                room = max(0, self.max_pending - len(self._pending))
-                self.dropped += max(0, len(rows) - room)
-                self._pending[:0] = rows[:room]
+                with contextlib.suppress(Exception):  # release the lock; the rows stay in the log
+                    await usage_log.trim_if_owner(USAGE_LOG, 0, DRAIN_LOCK, token)
                 raise
-            return len(rows)
+            # Trimmed only after the insert committed: a kill -9 in between re-inserts the batch,
+            # which the row tokens turn into no-ops.
+            await usage_log.trim_if_owner(USAGE_LOG, len(items), DRAIN_LOCK, token)
+            written += len(items)
+            if len(items) < self.batch:
+                return written
+        return written
+
+    async def _insert(self, rows: list[UsageRow]) -> None:
+        values = [{**row._asdict(), "created_at": utcnow(row.created_at)} for row in rows]
+        statement: Any = insert(UsageRecord)
+        if any(row.row_token for row in rows):
+            statement = _insert_once(self._db.engine.dialect.name)
+        async with self._db.session() as session:
+            await session.execute(statement, values)
+
+
+def _insert_once(dialect: str) -> Any:
+    """INSERT ... ON CONFLICT (row_token) DO NOTHING on PostgreSQL and SQLite."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert
+    return dialect_insert(UsageRecord).on_conflict_do_nothing(index_elements=["row_token"])
 
 
 async def summarise(db: Database, tenant_id: str) -> list[dict[str, Any]]:

@@ -35,8 +35,9 @@ class JobRunner:
             await asyncio.wait({work})
         finally:
             self._running.pop(job_id, None)
-            if not work.done():  # shutting down: the job stays running and is recovered later
+            if not work.done():  # this worker is shutting down: hand the job back to the queue
                 work.cancel()
+                await asyncio.shield(self._hand_back(job_id))
         if work.cancelled():
             return CANCELLED  # the cancel operation already recorded the state
         exc = work.exception()
@@ -48,6 +49,12 @@ class JobRunner:
             exc = AgentError(f"The {job.type} job failed unexpectedly.")
         await self.store.finish(job_id, error=site_envelope(exc, self.base_url))
         return FAILED
+
+    async def _hand_back(self, job_id: str) -> None:
+        try:
+            await self.store.requeue(job_id)
+        except Exception:  # e.g. the database is away too: the lease sweep recovers the job later
+            log.warning("could not hand job %s back; it is recovered after the lease", job_id)
 
     def cancel_local(self, job_id: str) -> None:
         """Stop the job's handler if it runs in this process (other processes drop its result)."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
-from agent_server.jobs.queue import JobQueue
+from agent_server.jobs.queue import JobQueue, KVJobQueue
 from agent_server.jobs.runner import JobRunner
 from agent_server.jobs.store import JobStore
 from agent_server.jobs.types import JobTypes
@@ -15,6 +15,12 @@ from agent_server.storage.records import JobRecord
 from agent_server.timeutil import utc
 
 log = logging.getLogger("agentgate.jobs")
+
+
+class Consumer(Protocol):
+    async def run(self) -> None:
+        """Take and run jobs until cancelled."""
+        ...
 
 
 class Jobs:
@@ -55,11 +61,25 @@ class Jobs:
             log.info("re-enqueued %d unfinished job(s)", len(ids))
         return ids
 
-    def worker(self, concurrency: int, *extra_housekeeping: Callable[[], Awaitable[object]]) -> Worker:
+    def worker(self, concurrency: int, *extra_housekeeping: Callable[[], Awaitable[object]]) -> Consumer:
+        """The consumer of this queue: arq's worker on Redis, else the in-process ``Worker``."""
+
         async def housekeeping() -> None:
             await self.recover(sole_worker=False)
             await self.store.purge()
             for step in extra_housekeeping:
                 await step()
 
-        return Worker(self.queue, self.runner, concurrency=concurrency, housekeeping=housekeeping)
+        if isinstance(self.queue, KVJobQueue):
+            return Worker(self.queue, self.runner, concurrency=concurrency, housekeeping=housekeeping)
+        from agent_server.jobs.arq_queue import ArqConsumer, ArqJobQueue
+
+        assert isinstance(self.queue, ArqJobQueue)
+        return ArqConsumer(
+            self.queue,
+            self.runner,
+            concurrency=concurrency,
+            job_timeout=self.lease,  # a job running longer is orphaned by the sweep anyway
+            sweep_every=min(60.0, max(1.0, self.lease / 4)),
+            housekeeping=housekeeping,
+        )

@@ -99,6 +99,10 @@ class JobStore:
         """queued -> running; None when another worker took it or it was cancelled or expired."""
         return await self.find(job_id) if await self._move(job_id, (QUEUED,), RUNNING) else None
 
+    async def requeue(self, job_id: str) -> bool:
+        """running -> queued: a worker shutting down hands its job back for the next worker."""
+        return await self._move(job_id, (RUNNING,), QUEUED)
+
     async def finish(
         self, job_id: str, *, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None
     ) -> bool:

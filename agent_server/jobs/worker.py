@@ -1,4 +1,5 @@
-"""The in-process consumer: takes job ids from the queue and runs up to ``concurrency`` at once."""
+"""The in-process consumer (no Redis): takes job ids from the in-memory queue and runs up to
+``concurrency`` at once. With Redis, arq's worker takes its place (``arq_queue.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from agent_server.jobs.queue import JobQueue
+from agent_server.jobs.queue import KVJobQueue
 from agent_server.jobs.runner import JobRunner
 
 log = logging.getLogger("agentgate.jobs")
@@ -16,7 +17,7 @@ log = logging.getLogger("agentgate.jobs")
 class Worker:
     def __init__(
         self,
-        queue: JobQueue,
+        queue: KVJobQueue,
         runner: JobRunner,
         *,
         concurrency: int,

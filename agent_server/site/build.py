@@ -12,12 +12,11 @@ from agent_server.billing.checkout import Checkout
 from agent_server.billing.provider import PaymentProvider, SandboxProvider
 from agent_server.context import ANONYMOUS, ToolContext
 from agent_server.idempotency import IdempotencyStore
-from agent_server.jobs.queue import KVJobQueue
+from agent_server.jobs.queue import make_queue
 from agent_server.jobs.runner import JobRunner
-from agent_server.jobs.service import Jobs
+from agent_server.jobs.service import Consumer, Jobs
 from agent_server.jobs.store import JobStore
 from agent_server.jobs.types import JobTypes
-from agent_server.jobs.worker import Worker
 from agent_server.ratelimit import Limiter, Policy
 from agent_server.registry import Registry
 from agent_server.services import Services
@@ -61,11 +60,11 @@ class Site:
     checkout: Checkout
     subscriptions: Subscriptions
 
-    def worker(self) -> Worker:
+    def worker(self) -> Consumer:
         return self.jobs.worker(self.services.settings.job_concurrency, self.idempotency.purge)
 
     async def serve_jobs(self) -> None:
-        """A standalone worker (``agentgate worker``): shares the Redis queue with the servers."""
+        """A standalone worker (``agentgate worker``): arq's worker on the servers' Redis queue."""
         await self.jobs.recover(sole_worker=False)
         await self.worker().run()
 
@@ -94,11 +93,13 @@ def build_site(services: Services, registry: Registry, provider: PaymentProvider
     settings, clock = services.settings, services.clock
     base_url = settings.public_base_url.rstrip("/")
     limiter = Limiter(services.kv, clock)
+    # Redis down (docs/operations.md): the chat proxy fails closed (503), the cheap routes count
+    # per process and say X-RateLimit-Degraded: 1.
     policies = SitePolicies(
         chat=Policy("chat", settings.site_chat_limit, settings.site_chat_window_seconds),
-        ask=Policy("default", settings.site_ask_limit, settings.site_ask_window_seconds),
-        jobs=Policy("jobs", settings.site_jobs_limit, HOUR),
-        forms=Policy("forms", settings.site_forms_limit, HOUR),
+        ask=Policy("default", settings.site_ask_limit, settings.site_ask_window_seconds, fail_open=True),
+        jobs=Policy("jobs", settings.site_jobs_limit, HOUR, fail_open=True),
+        forms=Policy("forms", settings.site_forms_limit, HOUR, fail_open=True),
     )
     site_llm = SiteLLM(
         lambda: services.llm,
@@ -124,7 +125,7 @@ def build_site(services: Services, registry: Registry, provider: PaymentProvider
         ask_tool=f"ask_{settings.service_name}",
     )
     runner = JobRunner(store, types.handlers(), base_url)
-    jobs = Jobs(store, KVJobQueue(services.kv), runner, types, lease=settings.job_lease_seconds)
+    jobs = Jobs(store, make_queue(settings, services.kv), runner, types, lease=settings.job_lease_seconds)
     idempotency = IdempotencyStore(
         services.db, clock, ttl=settings.idempotency_ttl_seconds, wait=settings.idempotency_wait_seconds
     )

@@ -7,12 +7,18 @@ processes and hosts. Both pass the same contract tests (tests/agent_server/test_
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import time
 from collections import deque
-from typing import Protocol
+from collections.abc import Coroutine
+from typing import Any, Protocol, TypeVar
 
 from agent_server.clock import Clock, SystemClock
+from agent_server.storage.breaker import Breaker
+
+log = logging.getLogger("agentgate.kv")
+T = TypeVar("T")
 
 
 class KV(Protocol):
@@ -42,13 +48,32 @@ class KV(Protocol):
 
 
 class MemoryKV:
-    """In-process KV. Single event loop, so each method is atomic without locks."""
+    """In-process KV. Single event loop, so each method is atomic without locks.
 
-    def __init__(self, clock: Clock | None = None) -> None:
+    Entries expire when read, and writes sweep every expired entry at most once per
+    ``sweep_every`` seconds of clock time: without the sweep, TTL'd keys never read again (a
+    client IP seen once, a finished rate-limit window) would stay in memory for ever.
+    """
+
+    def __init__(self, clock: Clock | None = None, *, sweep_every: float = 1.0) -> None:
         self.clock = clock or SystemClock()
         self._values: dict[str, tuple[bytes | int, float | None]] = {}
         self._queues: dict[str, deque[bytes]] = {}
         self._queue_ready: dict[str, asyncio.Event] = {}
+        self.sweep_every = sweep_every
+        self._next_sweep = self.clock.now() + sweep_every
+
+    def _sweep(self) -> None:
+        """Drop expired entries, amortised: one O(n) pass per ``sweep_every`` seconds at most."""
+        now = self.clock.now()
+        if now < self._next_sweep:
+            return
+        self._next_sweep = now + self.sweep_every
+        expired = [
+            key for key, (_, expires) in self._values.items() if expires is not None and expires <= now
+        ]
+        for key in expired:
+            del self._values[key]
 
     def _live(self, key: str) -> tuple[bytes | int, float | None] | None:
         item = self._values.get(key)
@@ -70,9 +95,11 @@ class MemoryKV:
         return str(value).encode() if isinstance(value, int) else value
 
     async def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        self._sweep()
         self._values[key] = (value, self._expiry(ttl))
 
     async def set_if_absent(self, key: str, value: bytes, ttl: float | None = None) -> bool:
+        self._sweep()
         if self._live(key) is not None:
             return False
         self._values[key] = (value, self._expiry(ttl))
@@ -82,6 +109,7 @@ class MemoryKV:
         self._values.pop(key, None)
 
     async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> tuple[int, float | None]:
+        self._sweep()
         item = self._live(key)
         if item is None:
             value, expires = amount, self._expiry(ttl)
@@ -126,18 +154,43 @@ if created and tonumber(ARGV[2]) > 0 then
 end
 return {value, redis.call('PTTL', KEYS[1])}
 """
+# Drop the first ARGV[1] items of a list and release the lock KEYS[2], only while the caller
+# (token ARGV[2]) still holds that lock: a holder whose lock expired must not trim the items a
+# newer holder has not stored yet.
+_TRIM_IF_OWNER = """
+if redis.call('GET', KEYS[2]) ~= ARGV[2] then
+  return 0
+end
+if tonumber(ARGV[1]) > 0 then
+  redis.call('LTRIM', KEYS[1], ARGV[1], -1)
+end
+redis.call('DEL', KEYS[2])
+return 1
+"""
+
+
+class KVUnavailable(ConnectionError):
+    """The shared store cannot be reached (or its breaker is open); callers choose their policy."""
 
 
 class RedisKV:
-    """KV on Redis; every call has the client's short socket timeout, so nothing hangs."""
+    """KV on Redis. Every call has a short socket timeout (connect and read), the pool is bounded,
+    redis-py retries nothing, and a breaker skips Redis for a few seconds after failures in a row,
+    so a dead or hung Redis costs at most one timeout per few calls, never a hang."""
 
     def __init__(
         self, url: str, *, timeout: float = 0.5, prefix: str = "agentgate:", max_connections: int = 100
     ) -> None:
         import redis.asyncio as redis  # imported here so the embedded default needs no Redis
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
 
         self.prefix = prefix
         self.timeout = timeout
+        self.breaker = Breaker()
+        self._outage = (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
         # A blocking pool: past max_connections a call waits (a bounded time) for a free connection;
         # the default pool raises "Too many connections" under a burst of concurrent requests.
         pool = redis.BlockingConnectionPool.from_url(
@@ -147,46 +200,73 @@ class RedisKV:
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
             health_check_interval=30,
+            retry=Retry(NoBackoff(), 0),  # explicit: newer redis-py retries with backoff by default
         )
         self.client = redis.Redis.from_pool(pool)
         self._incr = self.client.register_script(_INCR_WITH_TTL)
+        self._trim = self.client.register_script(_TRIM_IF_OWNER)
 
     def _k(self, key: str) -> str:
         return self.prefix + key
 
+    async def guarded(self, call: Coroutine[Any, Any, T]) -> T:
+        """Await one Redis call through the breaker; an outage becomes ``KVUnavailable``."""
+        if self.breaker.open:
+            call.close()
+            raise KVUnavailable("Redis is unavailable (breaker open)")
+        try:
+            result = await call
+        except self._outage as exc:
+            if self.breaker.failure():
+                log.warning(
+                    "Redis failing (%s); skipping it for %.0f s", type(exc).__name__, self.breaker.cooldown
+                )
+            raise KVUnavailable(f"Redis is unavailable ({type(exc).__name__})") from exc
+        self.breaker.success()
+        return result
+
     async def get(self, key: str) -> bytes | None:
-        return await self.client.get(self._k(key))
+        return await self.guarded(self.client.get(self._k(key)))
 
     async def set(self, key: str, value: bytes, ttl: float | None = None) -> None:
-        await self.client.set(self._k(key), value, px=_ms(ttl))
+        await self.guarded(self.client.set(self._k(key), value, px=_ms(ttl)))
 
     async def set_if_absent(self, key: str, value: bytes, ttl: float | None = None) -> bool:
-        return bool(await self.client.set(self._k(key), value, px=_ms(ttl), nx=True))
+        return bool(await self.guarded(self.client.set(self._k(key), value, px=_ms(ttl), nx=True)))
 
     async def delete(self, key: str) -> None:
-        await self.client.delete(self._k(key))
+        await self.guarded(self.client.delete(self._k(key)))
 
     async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> tuple[int, float | None]:
-        value, pttl = await self._incr(keys=[self._k(key)], args=[amount, _ms(ttl) or 0])
+        value, pttl = await self.guarded(self._incr(keys=[self._k(key)], args=[amount, _ms(ttl) or 0]))
         return int(value), (None if int(pttl) < 0 else int(pttl) / 1000)
 
     async def push(self, queue: str, value: bytes) -> None:
-        await self.client.rpush(self._k(queue), value)
+        await self.guarded(self.client.rpush(self._k(queue), value))
 
     async def pop(self, queue: str, timeout: float = 0) -> bytes | None:
-        item = await self.client.lpop(self._k(queue))
+        item = await self.guarded(self.client.lpop(self._k(queue)))
         deadline = time.monotonic() + timeout
         # Block in slices of half the socket timeout: Redis may answer a BLPOP up to ~100 ms after its
         # timeout (it checks at 10 Hz), and the slice must never trip the socket timeout. The slice is
         # at least 10 ms, because BLPOP rounds to milliseconds and a 0 ms timeout blocks for ever.
         while item is None and (left := deadline - time.monotonic()) > 0:
             wait = max(0.01, min(left, self.timeout / 2))
-            popped = await self.client.blpop([self._k(queue)], timeout=wait)
+            popped = await self.guarded(self.client.blpop([self._k(queue)], timeout=wait))
             item = None if popped is None else popped[1]
         return item
 
+    async def head(self, queue: str, count: int) -> list[bytes]:
+        """The first ``count`` items of a list, left in place (see ``trim_if_owner``)."""
+        return list(await self.guarded(self.client.lrange(self._k(queue), 0, count - 1)))
+
+    async def trim_if_owner(self, queue: str, count: int, lock: str, token: bytes) -> bool:
+        """Drop the first ``count`` items and release ``lock``, only while ``token`` holds the lock."""
+        keys = [self._k(queue), self._k(lock)]
+        return bool(await self.guarded(self._trim(keys=keys, args=[count, token])))
+
     async def ping(self) -> bool:
-        return bool(await self.client.ping())
+        return bool(await self.guarded(self.client.ping()))
 
     async def close(self) -> None:
         await self.client.aclose()

@@ -1,6 +1,6 @@
 """Micro-benchmark of the LLM layer alone (router + OpenAI-compatible backend), no HTTP server.
 
-    .venv/bin/python bench/gateway/backend_micro.py [base_url] [upstream_model] [seconds] [concurrency]
+    .venv/bin/python bench/gateway/backend_micro.py [base_url] [upstream_model] [seconds] [concurrency] [pooled|httpx]
 
 Runs complete() and stream() in a closed loop against an OpenAI-compatible upstream (default: the
 bench-kit mock on 127.0.0.1:18000) and prints requests/s and CPU microseconds per request of this
@@ -13,6 +13,7 @@ import asyncio
 import random
 import sys
 import time
+from collections.abc import Awaitable, Callable
 
 from pydantic import SecretStr
 
@@ -23,13 +24,17 @@ from agent_server.llm.router import Router
 from agent_server.llm.types import ChatRequest
 
 
-async def run(base_url: str, upstream_model: str, seconds: float, concurrency: int) -> None:
+async def run(base_url: str, upstream_model: str, seconds: float, concurrency: int, kind: str) -> None:
     config = UpstreamConfig(
         name="bench", base_url=base_url, api_key=SecretStr("sk-bench"), models={"m": upstream_model}
     )
-    backend = OpenAICompatBackend(config)
+    backend = OpenAICompatBackend(config, transport_kind="httpx" if kind == "httpx" else "pooled")
     router = Router(
-        {"bench": backend}, None, lambda: {"m": [RouteEntry(backend="bench")]}, SystemClock(), rng=random.Random(1)
+        {"bench": backend},
+        None,
+        lambda: {"m": [RouteEntry(backend="bench")]},
+        SystemClock(),
+        rng=random.Random(1),
     )
     request = ChatRequest(model="m", messages=[{"role": "user", "content": "Say hello"}], max_tokens=16)
     streaming = request.model_copy(update={"stream": True})
@@ -47,7 +52,7 @@ async def run(base_url: str, upstream_model: str, seconds: float, concurrency: i
         done = 0
         deadline = time.monotonic() + seconds
 
-        async def worker() -> None:
+        async def worker(call: Callable[[], Awaitable[None]] = call, deadline: float = deadline) -> None:
             nonlocal done
             while time.monotonic() < deadline:
                 await call()
@@ -56,7 +61,9 @@ async def run(base_url: str, upstream_model: str, seconds: float, concurrency: i
         cpu, wall = time.process_time(), time.monotonic()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         cpu, wall = time.process_time() - cpu, time.monotonic() - wall
-        print(f"{label:8} c={concurrency}: {done / wall:8.0f} req/s  {cpu / done * 1e6:6.0f} us CPU/req")
+        print(
+            f"{kind:6} {label:8} c={concurrency}: {done / wall:8.0f} req/s  {cpu / done * 1e6:6.0f} us CPU/req"
+        )
     await router.aclose()
 
 
@@ -68,5 +75,6 @@ if __name__ == "__main__":
             args[1] if len(args) > 1 else "mock-gpt",
             float(args[2]) if len(args) > 2 else 5.0,
             int(args[3]) if len(args) > 3 else 1,
+            args[4] if len(args) > 4 else "pooled",
         )
     )

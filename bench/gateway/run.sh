@@ -87,7 +87,9 @@ run_agentgate() {
     python3 "$KIT/lib/collapse_top.py" "$OUTP/nonstream.raw" 60 >"$OUTP/nonstream.txt"
     echo "profile: $OUTP/nonstream.txt"; head -45 "$OUTP/nonstream.txt"
   fi
-  grep -iE "error|traceback" "$DATA/gateway.log" | head -5 || true
+  LOGCOPY="$GWBENCH_WORK/results/agentgate-gateway-$(date +%Y%m%d-%H%M%S).log"
+  mkdir -p "$GWBENCH_WORK/results" && cp "$DATA/gateway.log" "$LOGCOPY"
+  echo "gateway log: $LOGCOPY ($(grep -c ERROR "$LOGCOPY" || true) ERROR lines)"
   cleanup; GW_PID=""; UP_STARTED=0; DATA="$(mktemp -d "${TMPDIR:-/tmp}/agentgate-bench.XXXXXX")"
 }
 

@@ -3,11 +3,13 @@
 #
 #   bench/mcp/run.sh [legacy|modern|all]     (default: all)
 #   DURATION=10s CONNECTIONS=16 ROUNDS=1 LOG_LEVEL=INFO bench/mcp/run.sh legacy
+#   TARGET=sdk bench/mcp/run.sh legacy         (the anchor: the bare SDK, bench/mcp/sdk_baseline.py)
 #
-# Starts `agentgate serve` on a free loopback port with a throw-away data dir, warms up, runs
-# `wrk -t1 -c$CONNECTIONS -d$DURATION --latency`, prints req/s, p50/p99 and the server's CPU
-# milliseconds per request (utime+stime from /proc/PID/stat), then stops the server it started.
-# Needs wrk (apt-get install -y wrk). Only 127.0.0.1 is ever contacted.
+# Starts `agentgate serve` (or the SDK baseline) on a free loopback port with a throw-away data dir,
+# warms up, runs `wrk -t1 -c$CONNECTIONS -d$DURATION --latency`, prints req/s, p50/p99 and the
+# server's CPU milliseconds per request (utime+stime from /proc/PID/stat), then stops the server it
+# started. Needs wrk (apt-get install -y wrk). Only 127.0.0.1 is ever contacted. The machine is
+# shared: compare runs taken side by side (ROUNDS=2 interleaves), and prefer the CPU figure.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +20,7 @@ DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
 ROUNDS=${ROUNDS:-1}
 LOG_LEVEL=${LOG_LEVEL:-INFO} # the default of Settings: one log line per tool call
+TARGET=${TARGET:-agentgate}
 
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 2; }
 [ -x "$BIN/agentgate" ] || { echo "$BIN/agentgate is missing: run make (pip install -e '.[dev]')" >&2; exit 2; }
@@ -26,8 +29,15 @@ PORT=$("$BIN/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1"
 URL="http://127.0.0.1:$PORT/api/mcp.php"
 DATA=$(mktemp -d)
 
-AGENTGATE_DATA_DIR="$DATA" AGENTGATE_LOG_LEVEL="$LOG_LEVEL" AGENTGATE_PUBLIC_BASE_URL="http://127.0.0.1:$PORT" \
-  "$BIN/agentgate" serve --host 127.0.0.1 --port "$PORT" >"$DATA/server.log" 2>&1 &
+if [ "$TARGET" = sdk ]; then
+  READY="$URL/ready" # GET on the SDK's endpoint would open an idle event stream
+  "$BIN/uvicorn" --app-dir "$HERE" sdk_baseline:app --host 127.0.0.1 --port "$PORT" --log-level warning \
+    --no-access-log >"$DATA/server.log" 2>&1 &
+else
+  READY="$URL" # agentgate answers GET with its manifest
+  AGENTGATE_DATA_DIR="$DATA" AGENTGATE_LOG_LEVEL="$LOG_LEVEL" AGENTGATE_PUBLIC_BASE_URL="http://127.0.0.1:$PORT" \
+    "$BIN/agentgate" serve --host 127.0.0.1 --port "$PORT" >"$DATA/server.log" 2>&1 &
+fi
 PID=$!
 
 stop() {
@@ -38,11 +48,11 @@ stop() {
 trap stop EXIT
 
 for _ in $(seq 200); do
-  curl -sf -o /dev/null "$URL" && break
+  curl -sf -m 2 -o /dev/null "$READY" && break
   kill -0 "$PID" 2>/dev/null || { cat "$DATA/server.log" >&2; exit 1; }
   sleep 0.1
 done
-curl -sf -o /dev/null "$URL" || { echo "server did not start" >&2; cat "$DATA/server.log" >&2; exit 1; }
+curl -sf -m 2 -o /dev/null "$READY" || { echo "server did not start" >&2; cat "$DATA/server.log" >&2; exit 1; }
 
 TICKS=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
@@ -65,7 +75,7 @@ measure() {
     }'
 }
 
-echo "agentgate MCP tools/call get_company_info, 1 worker, wrk -t1 -c$CONNECTIONS -d$DURATION (errors = socket/non-2xx/bad body)"
+echo "$TARGET: MCP tools/call get_company_info, 1 worker, wrk -t1 -c$CONNECTIONS -d$DURATION (errors = socket/non-2xx/bad body)"
 for round in $(seq "$ROUNDS"); do
   if [ "$WHICH" = legacy ] || [ "$WHICH" = all ]; then
     measure "round $round stateless JSON 2025-06-18" toolscall.lua

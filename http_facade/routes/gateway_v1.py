@@ -81,13 +81,13 @@ async def chat_completions(request: Request, caller: ChatCaller) -> Response:
         completion = await llm.complete(chat)
     except AgentError as err:
         err.headers.update(caller.headers)
-        gateway.record(caller, "chat", model, err.http_status, backend)
+        await gateway.record(caller, "chat", model, err.http_status, backend)
         raise
     except Exception:
-        gateway.record(caller, "chat", model, 500, backend)
+        await gateway.record(caller, "chat", model, 500, backend)
         raise
     usage = completion.usage
-    gateway.record(
+    await gateway.record(
         caller,
         "chat",
         model,
@@ -107,8 +107,8 @@ async def _stream(gateway: Gateway, caller: Caller, llm: LLMBackend, chat: ChatR
     first = await anext(deltas, None)
     backend = llm.name
 
-    def done(status: int, usage: Usage) -> None:
-        gateway.record(
+    async def done(status: int, usage: Usage) -> None:
+        await gateway.record(
             caller,
             "chat",
             chat.model,
@@ -130,7 +130,7 @@ async def _stream(gateway: Gateway, caller: Caller, llm: LLMBackend, chat: ChatR
 @router.get("/v1/models", summary="The models this key's plan may use (OpenAI list shape)")
 async def list_models(request: Request, caller: ModelsCaller) -> Response:
     gateway: Gateway = request.app.state.gateway
-    gateway.record(caller, "models", "", 200, "gateway")
+    await gateway.record(caller, "models", "", 200, "gateway")
     body = {"object": "list", "data": gateway.catalog.model_list(caller.principal.plan)}
     return _json(body, caller.headers)
 
@@ -139,14 +139,14 @@ async def list_models(request: Request, caller: ModelsCaller) -> Response:
 async def retrieve_model(request: Request, model_id: str, caller: ModelsCaller) -> Response:
     gateway: Gateway = request.app.state.gateway
     if model_id not in caller.principal.plan.model_set:
-        gateway.record(caller, "models", model_id, 404, "gateway")
+        await gateway.record(caller, "models", model_id, 404, "gateway")
         raise NotFound(
             f"The model '{model_id}' does not exist or is not on your plan.",
             code="model_not_found",
             param="model",
             headers=caller.headers,
         )
-    gateway.record(caller, "models", model_id, 200, "gateway")
+    await gateway.record(caller, "models", model_id, 200, "gateway")
     return _json(gateway.catalog.model_object(model_id), caller.headers)
 
 

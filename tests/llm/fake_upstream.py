@@ -42,16 +42,22 @@ class Script:
 
 
 class FakeUpstream:
-    def __init__(self) -> None:
+    def __init__(self, keep_alive: float = 5.0) -> None:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.script = Script()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.peers: list[int] = []  # client port per request: one port, one connection
         self.sent_last_chunk = threading.Event()
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
         config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="critical", timeout_graceful_shutdown=1
+            app,
+            host="127.0.0.1",
+            port=self.port,
+            log_level="critical",
+            timeout_graceful_shutdown=1,
+            timeout_keep_alive=keep_alive,  # idle connections are closed by the upstream after this
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
@@ -75,6 +81,7 @@ class FakeUpstream:
         body = await request.json()
         self.requests.append(body)
         self.headers.append(dict(request.headers))
+        self.peers.append(request.client.port if request.client else 0)
         script = self.script
         if script.first_byte_delay:
             await asyncio.sleep(script.first_byte_delay)
