@@ -24,7 +24,7 @@ from typing import Any
 
 from agent_server.clock import Clock
 from agent_server.errors import RateLimited, Unavailable
-from agent_server.storage.kv import KV, MemoryKV
+from agent_server.storage.kv import KV, KVUnavailable, MemoryKV
 
 log = logging.getLogger("agentgate.ratelimit")
 
@@ -111,7 +111,9 @@ class Limiter:
     @staticmethod
     def _store_down(exc: Exception) -> Unavailable:
         # Fail closed: anonymous model spend is not admitted when its limits cannot be counted.
-        log.warning("rate-limit store unavailable: %s", type(exc).__name__)
+        # RedisKV logs an outage once when its breaker opens; one line per request would flood.
+        level = logging.DEBUG if isinstance(exc, KVUnavailable) else logging.WARNING
+        log.log(level, "rate-limit store unavailable: %s", type(exc).__name__)
         return Unavailable("The rate-limit store is unavailable; please retry shortly.", retry_after=5)
 
     async def enforce(self, policy: Policy, subject: str, **extra: Any) -> Usage:

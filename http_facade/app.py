@@ -13,6 +13,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 
 from agent_server.clock import Clock
+from agent_server.deployment import check_deployment
 from agent_server.gateway.service import Gateway
 from agent_server.mcp import build_mcp_server
 from agent_server.metrics import Metrics
@@ -41,6 +42,7 @@ def create_app(
     settings: Settings | None = None, *, clock: Clock | None = None, versions: VersionRegistry | None = None
 ) -> FastAPI:
     settings = settings or Settings()
+    check_deployment(settings)  # shared secrets with a shared database (docs/deployment.md)
     versions = versions or default_versions()  # tests inject deprecated and retired versions
     services = build_services(settings, clock)
     gateway = Gateway(services)

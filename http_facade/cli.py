@@ -33,6 +33,8 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     """Run the HTTP server (uvicorn) on create_app(settings)."""
     import uvicorn
 
+    if not _deployment_ok(settings, args.workers):
+        return 2
     upgrade(settings)  # once here, so several workers do not race at start
     print(f"agentgate ({settings.mode}) serving on http://{args.host}:{args.port}", flush=True)
     uvicorn.run(
@@ -47,6 +49,17 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _deployment_ok(settings: Settings, workers: int = 1) -> bool:
+    from agent_server.deployment import DeploymentError, check_deployment
+
+    try:
+        check_deployment(settings, workers=workers)
+    except DeploymentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
 @command("migrate")
 def migrate(args: argparse.Namespace, settings: Settings) -> int:
     """Apply the database migrations and exit."""
@@ -57,9 +70,9 @@ def migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 @command("worker")
 def worker(args: argparse.Namespace, settings: Settings) -> int:
-    """Run a job worker process (for servers started with AGENTGATE_JOB_WORKER=none; needs Redis)."""
+    """Run an arq job worker process on the shared Redis queue (needs AGENTGATE_REDIS_URL)."""
     import asyncio
-    import contextlib
+    import signal
 
     from agent_server.services import build_services, close_services
     from agent_server.site.build import build_site
@@ -71,18 +84,25 @@ def worker(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         return 2
+    if not _deployment_ok(settings):
+        return 2
     upgrade(settings)
 
     async def run() -> None:
         services = build_services(settings)
+        consumer = asyncio.create_task(build_site(services, build_registry(settings)).serve_jobs())
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):  # stop: running jobs go back to the queue
+            loop.add_signal_handler(signum, consumer.cancel)
         try:
-            await build_site(services, build_registry(settings)).serve_jobs()
+            await consumer
+        except asyncio.CancelledError:
+            pass
         finally:
             await close_services(services)
 
     print(f"agentgate job worker ({settings.mode}) consuming the shared queue", flush=True)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
+    asyncio.run(run())
     return 0
 
 

@@ -11,6 +11,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
+from starlette.responses import Response
 
 from agent_server.errors import (
     AgentError,
@@ -177,5 +179,12 @@ def install_error_handlers(app: FastAPI, base_url: str) -> None:
     app.add_exception_handler(AgentError, on_agent_error)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)
+
+    async def on_client_gone(request: Request, exc: Exception) -> Response:
+        # The client closed the connection before its request body arrived (e.g. a load generator
+        # stopping): not a server error, nothing to log, and nobody reads this answer.
+        return Response(status_code=499)
+
+    app.add_exception_handler(ClientDisconnect, on_client_gone)
     app.add_exception_handler(sa_exc.SQLAlchemyError, on_database_error)
     app.add_exception_handler(Exception, on_crash)

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from arq.connections import ArqRedis
+from arq.constants import in_progress_key_prefix
 from arq.cron import cron
 from arq.worker import Worker, create_worker, func
 from redis.exceptions import RedisError
@@ -44,7 +45,7 @@ def queue_name(settings: Settings) -> str:
 async def run_job(ctx: dict[str, Any], job_id: str) -> str | None:
     """The arq task: claim and run one job (a no-op when another worker has it or it finished)."""
     runner: JobRunner = ctx["runner"]
-    return await runner.run(job_id)
+    return await runner.run(job_id, ctx["job_timeout"])
 
 
 async def housekeeping(ctx: dict[str, Any]) -> None:
@@ -75,12 +76,17 @@ class ArqJobQueue:
         return cls(kv, queue_name(settings), expires=settings.job_ttl_seconds)
 
     async def enqueue(self, job_id: str) -> None:
-        # None from arq means this id is already queued or running: the duplicate is refused.
-        await self.kv.guarded(
+        job = await self.kv.guarded(
             self.redis.enqueue_job(
                 FUNCTION, job_id, _job_id=job_id, _queue_name=self.queue, _expires=self.expires
             )
         )
+        if job is None:
+            # arq still has this id: only the sweep re-enqueues ids, and only of jobs idle past the
+            # lease, so its arq run died with a killed worker. Drop arq's in-progress marker (it would
+            # block a new run until its own expiry) so the next poll starts the job at once; the
+            # runner's claim in the table, not this marker, keeps a job from running twice.
+            await self.kv.guarded(self.redis.delete(in_progress_key_prefix + job_id))
 
 
 class ArqConsumer:
@@ -106,16 +112,17 @@ class ArqConsumer:
             name=f"{self.queue.queue}:housekeeping",  # unique per deployment and tick
             second=set(range(0, 60, step)),
             run_at_startup=True,
-            timeout=60,
+            timeout=self.job_timeout,
         )
         return create_worker(
             WorkerSettings,
             redis_pool=self.queue.redis,
             queue_name=self.queue.queue,
             max_jobs=self.concurrency,
-            job_timeout=self.job_timeout,
+            # The runner fails a job at job_timeout; arq's own limit is only a backstop.
+            job_timeout=self.job_timeout + 5,
             cron_jobs=[sweep],
-            ctx={"runner": self.runner, "housekeeping": self.housekeeping},
+            ctx={"runner": self.runner, "housekeeping": self.housekeeping, "job_timeout": self.job_timeout},
         )
 
     async def run(self) -> None:

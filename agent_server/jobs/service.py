@@ -11,6 +11,7 @@ from agent_server.jobs.runner import JobRunner
 from agent_server.jobs.store import JobStore
 from agent_server.jobs.types import JobTypes
 from agent_server.jobs.worker import Worker
+from agent_server.storage.kv import KVUnavailable
 from agent_server.storage.records import JobRecord
 from agent_server.timeutil import utc
 
@@ -35,8 +36,10 @@ class Jobs:
         try:
             await self.queue.enqueue(job.id)
         except Exception as exc:
-            # The record is durable; the sweep re-enqueues it once the queue is back.
-            log.warning("enqueue of %s failed (%s); it will be re-enqueued", job.id, type(exc).__name__)
+            # The record is durable; the sweep re-enqueues it once the queue is back. A Redis outage
+            # is logged once by RedisKV's breaker, not once per job.
+            level = logging.DEBUG if isinstance(exc, KVUnavailable) else logging.WARNING
+            log.log(level, "enqueue of %s failed (%s); it will be re-enqueued", job.id, type(exc).__name__)
         return job
 
     async def get(self, job_id: str) -> JobRecord:
@@ -55,8 +58,12 @@ class Jobs:
         """
         now = self.store.clock.now()
         ids = await self.store.orphans(utc(now if sole_worker else now - self.lease))
-        for job_id in ids:
-            await self.queue.enqueue(job_id)
+        for done, job_id in enumerate(ids):
+            try:
+                await self.queue.enqueue(job_id)
+            except Exception as exc:  # queue away: the rest stay queued and the next sweep retries
+                log.warning("re-enqueue stopped after %d of %d jobs (%s)", done, len(ids), type(exc).__name__)
+                return ids[:done]
         if ids:
             log.info("re-enqueued %d unfinished job(s)", len(ids))
         return ids
@@ -71,7 +78,13 @@ class Jobs:
                 await step()
 
         if isinstance(self.queue, KVJobQueue):
-            return Worker(self.queue, self.runner, concurrency=concurrency, housekeeping=housekeeping)
+            return Worker(
+                self.queue,
+                self.runner,
+                concurrency=concurrency,
+                housekeeping=housekeeping,
+                job_timeout=self.lease,  # past the lease the sweep would run the job a second time
+            )
         from agent_server.jobs.arq_queue import ArqConsumer, ArqJobQueue
 
         assert isinstance(self.queue, ArqJobQueue)
@@ -79,7 +92,7 @@ class Jobs:
             self.queue,
             self.runner,
             concurrency=concurrency,
-            job_timeout=self.lease,  # a job running longer is orphaned by the sweep anyway
+            job_timeout=self.lease,  # past the lease the sweep would run the job a second time
             sweep_every=min(60.0, max(1.0, self.lease / 4)),
             housekeeping=housekeeping,
         )

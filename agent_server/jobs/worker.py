@@ -24,9 +24,10 @@ class Worker:
         housekeeping: Callable[[], Awaitable[None]] | None = None,
         sweep_every: float = 60.0,
         poll_timeout: float = 1.0,
+        job_timeout: float | None = None,
     ) -> None:
         self.queue, self.runner, self.housekeeping = queue, runner, housekeeping
-        self.sweep_every, self.poll_timeout = sweep_every, poll_timeout
+        self.sweep_every, self.poll_timeout, self.job_timeout = sweep_every, poll_timeout, job_timeout
         self._slots = asyncio.Semaphore(concurrency)
 
     async def run(self) -> None:
@@ -60,7 +61,7 @@ class Worker:
 
     async def _run(self, job_id: str) -> None:
         try:
-            await self._safely(lambda: self.runner.run(job_id))
+            await self._safely(lambda: self.runner.run(job_id, self.job_timeout))
         finally:
             self._slots.release()
 

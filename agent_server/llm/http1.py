@@ -48,8 +48,18 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        if not self.complete:
+        if self.complete or self._error is not None:
+            return
+        if self.head_done and self._close_delimited():
+            self.complete = True  # a body without length or chunking ends when the connection does
+            self.keep_alive = False
+            self._wake()
+        else:
             self._fail(httpx.ReadError("the upstream closed the connection"))
+
+    def _close_delimited(self) -> bool:
+        names = {name.lower() for name, _ in self.headers}
+        return b"content-length" not in names and b"transfer-encoding" not in names
 
     # -- httptools callbacks ------------------------------------------------------------------
     def on_header(self, name: bytes, value: bytes) -> None:

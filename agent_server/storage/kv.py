@@ -7,6 +7,7 @@ processes and hosts. Both pass the same contract tests (tests/agent_server/test_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import time
@@ -218,6 +219,10 @@ class RedisKV:
             result = await call
         except self._outage as exc:
             if self.breaker.failure():
+                # Drop every pooled connection: after a Redis restart each stale one would fail
+                # once more, and each such failure would re-open the breaker.
+                with contextlib.suppress(Exception):
+                    await self.client.connection_pool.disconnect()
                 log.warning(
                     "Redis failing (%s); skipping it for %.0f s", type(exc).__name__, self.breaker.cooldown
                 )

@@ -153,7 +153,9 @@ async def ready(request: Request, services: ServicesDep) -> Response:
     else:
         deps, _ = await dependency_checks(services, ("database", "cache"))
         checks = {"gateway": "ok", **deps}
-    return _health_json_response(_ietf(request, services, checks))
+    # Only start-up and the database decide readiness: with Redis down the service keeps serving,
+    # degraded (docs/operations.md), and failing every instance's readiness would be an outage.
+    return _health_json_response(_ietf(request, services, checks, fail_on=("gateway", "database")))
 
 
 async def jwt_check(request: Request, services: Services) -> str:

@@ -107,3 +107,21 @@ async def test_it_is_a_plain_httpx_transport_too(upstream: FakeUpstream) -> None
         ) as streamed:
             lines = [line async for line in streamed.aiter_lines() if line]
         assert lines[-1] == "data: [DONE]"
+
+
+async def test_a_body_delimited_by_closing_the_connection_is_complete() -> None:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"choices": []}')
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with httpx.AsyncClient(transport=PooledTransport()) as client:
+            response = await client.get(f"http://127.0.0.1:{port}/")
+            assert response.json() == {"choices": []}
+    finally:
+        server.close()
+        await server.wait_closed()
