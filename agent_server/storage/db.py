@@ -13,6 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from agent_server.settings import Settings
 
+# Timestamps are stored as UTC wall time; pin the session time zone so the server's setting cannot shift them.
+POSTGRES_CONNECT_ARGS = {"connect_timeout": 3, "options": "-c timezone=UTC"}
+
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # WAL lets readers run beside the writer; NORMAL sync survives a killed process.
@@ -40,7 +43,7 @@ class Database:
         prepare_sqlite_dir(url)
         options: dict[str, Any] = {"pool_pre_ping": True}
         if url.startswith("postgresql"):
-            options.update(pool_size=10, max_overflow=10, pool_timeout=5, connect_args={"connect_timeout": 3})
+            options.update(pool_size=10, max_overflow=10, pool_timeout=5, connect_args=POSTGRES_CONNECT_ARGS)
         self.engine: AsyncEngine = create_async_engine(url, **options)
         install_sqlite_pragmas(self.engine.sync_engine)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)

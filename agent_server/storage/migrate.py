@@ -9,7 +9,7 @@ from alembic.config import Config
 from sqlalchemy import create_engine
 
 from agent_server.settings import Settings
-from agent_server.storage.db import install_sqlite_pragmas, prepare_sqlite_dir
+from agent_server.storage.db import POSTGRES_CONNECT_ARGS, install_sqlite_pragmas, prepare_sqlite_dir
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -25,7 +25,7 @@ def upgrade(settings: Settings, revision: str = "heads") -> None:
     """Bring the schema to ``revision``; safe to run on every start and from several processes."""
     url = settings.sync_database_url
     prepare_sqlite_dir(url)
-    engine = create_engine(url)
+    engine = create_engine(url, connect_args=POSTGRES_CONNECT_ARGS if url.startswith("postgresql") else {})
     install_sqlite_pragmas(engine)
     config = alembic_config(settings)
     try:
