@@ -2,7 +2,8 @@
 batches off the hot path, and the per-tenant summary.
 
 - **With Redis** (``log`` set): ``append`` RPUSHes the row to a Redis list before the request's
-  response is sent (one round trip), so a killed server process loses no acknowledged usage. Every
+  response is sent (rows of requests arriving in the same loop turn share one RPUSH), so a killed
+  server process loses no acknowledged usage. Every
   server drains the list into the database in batches; a lock in Redis lets one drainer run at a
   time, and each row carries a unique ``row_token`` inserted with ON CONFLICT DO NOTHING, so a
   drainer killed between its INSERT and its trim, or one whose lock expired, never counts a row
@@ -36,7 +37,7 @@ DRAIN_LOCK = "usage:drain-lock"
 class UsageLog(Protocol):
     """The Redis list operations the durable path needs (``RedisKV`` has them)."""
 
-    async def push(self, queue: str, value: bytes) -> None: ...
+    async def push_many(self, queue: str, values: list[bytes]) -> None: ...
 
     async def head(self, queue: str, count: int) -> list[bytes]: ...
 
@@ -82,6 +83,8 @@ class UsageWriter:
         self._lock: asyncio.Lock | None = None
         self._stopping = False
         self.dropped = 0
+        self._outbox: list[UsageRow] = []  # rows of this loop turn, pushed together
+        self._sending: asyncio.Task[None] | None = None
 
     def record(self, row: UsageRow) -> None:
         """Queue a row in this process (written within ``interval``); no I/O."""
@@ -98,12 +101,25 @@ class UsageWriter:
         if self._log is None:
             self.record(row)
             return
-        row = row._replace(row_token=secrets.token_hex(16))
+        self._outbox.append(row._replace(row_token=secrets.token_hex(16)))
+        if self._sending is None:
+            self._sending = asyncio.get_running_loop().create_task(self._send(self._log))
+        # Shielded: a request cancelled meanwhile must not cancel the push of the others' rows.
+        await asyncio.shield(self._sending)
+
+    async def _send(self, usage_log: UsageLog) -> None:
+        """One RPUSH for the rows of every request that got here in the same loop turn: a Redis
+        round trip costs ~0.1 ms of client CPU, so under load this group commit saves most of it."""
+        await asyncio.sleep(0)
+        rows, self._outbox, self._sending = self._outbox, [], None
         try:
-            await self._log.push(USAGE_LOG, json.dumps(row, separators=(",", ":")).encode())
-        except Exception as exc:  # Redis away: keep the row here, written by the batch writer
-            log.debug("usage log unavailable (%s); row kept in process", type(exc).__name__)
-            self.record(row)
+            await usage_log.push_many(
+                USAGE_LOG, [json.dumps(r, separators=(",", ":")).encode() for r in rows]
+            )
+        except Exception as exc:  # Redis away: keep the rows here, written by the batch writer
+            log.debug("usage log unavailable (%s); %d rows kept in process", type(exc).__name__, len(rows))
+            for row in rows:
+                self.record(row)
 
     async def start(self) -> None:
         self._wake, self._lock, self._stopping = asyncio.Event(), asyncio.Lock(), False

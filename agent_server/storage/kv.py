@@ -261,6 +261,10 @@ class RedisKV:
             item = None if popped is None else popped[1]
         return item
 
+    async def push_many(self, queue: str, values: list[bytes]) -> None:
+        """Append several items in one round trip, in order."""
+        await self.guarded(self.client.rpush(self._k(queue), *values))
+
     async def head(self, queue: str, count: int) -> list[bytes]:
         """The first ``count`` items of a list, left in place (see ``trim_if_owner``)."""
         return list(await self.guarded(self.client.lrange(self._k(queue), 0, count - 1)))
