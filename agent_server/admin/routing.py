@@ -12,15 +12,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import delete, update
+from sqlalchemy import update
 
 from agent_server.clock import Clock
 from agent_server.errors import Conflict, ValidationFailed
 from agent_server.llm.config import RouteEntry
 from agent_server.llm.router import Router
 from agent_server.llm.routing import RoutingTable, seed_routes
-from agent_server.llm.store import read_table, write_table
-from agent_server.llm.tables import STATE_ROW_ID, LLMRouteRecord, LLMRoutingState
+from agent_server.llm.store import read_table, replace_rows, write_table
+from agent_server.llm.tables import STATE_ROW_ID, LLMRoutingState
 from agent_server.services import Services
 from agent_server.webhooks.repository import utc
 
@@ -109,19 +109,7 @@ async def _write_if(
                 code="revision_mismatch",
                 param="If-Match",
             )
-        await session.execute(delete(LLMRouteRecord))
-        for model, entries in routes.items():
-            for position, entry in enumerate(entries):
-                session.add(
-                    LLMRouteRecord(
-                        model=model,
-                        position=position,
-                        backend=entry.backend,
-                        weight=entry.weight,
-                        priority=entry.priority,
-                        revision=expected + 1,
-                    )
-                )
+        await replace_rows(session, routes, expected + 1)
     return expected + 1
 
 

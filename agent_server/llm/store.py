@@ -69,20 +69,27 @@ async def write_table(db: Database, routes: Mapping[str, Sequence[RouteEntry]], 
             session.add(LLMRoutingState(id=STATE_ROW_ID, revision=1, updated_at=now, source=source))
             await session.flush()
         revision = (await _state(session)).revision  # type: ignore[union-attr]
-        await session.execute(delete(LLMRouteRecord))
-        for model, entries in routes.items():
-            for position, entry in enumerate(entries):
-                session.add(
-                    LLMRouteRecord(
-                        model=model,
-                        position=position,
-                        backend=entry.backend,
-                        weight=entry.weight,
-                        priority=entry.priority,
-                        revision=revision,
-                    )
-                )
+        await replace_rows(session, routes, revision)
     return revision
+
+
+async def replace_rows(
+    session: AsyncSession, routes: Mapping[str, Sequence[RouteEntry]], revision: int
+) -> None:
+    """Swap every route row for ``routes`` inside the caller's transaction."""
+    await session.execute(delete(LLMRouteRecord))
+    for model, entries in routes.items():
+        for position, entry in enumerate(entries):
+            session.add(
+                LLMRouteRecord(
+                    model=model,
+                    position=position,
+                    backend=entry.backend,
+                    weight=entry.weight,
+                    priority=entry.priority,
+                    revision=revision,
+                )
+            )
 
 
 async def ensure_seeded(db: Database, seed: Mapping[str, Sequence[RouteEntry]]) -> RoutingTable:
