@@ -2,34 +2,24 @@
 
 The key comes from ``AGENTGATE_ENCRYPTION_KEY`` (a Fernet key, or several separated by commas:
 the first encrypts, all decrypt, which allows rotating it) or is generated once into
-``data_dir/encryption.key`` (mode 0600). Several processes on one data_dir race safely: the file
-is created exclusively and whoever loses reads the winner's key.
+``data_dir/encryption.key`` (see agent_server/secret_files.py).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from agent_server.errors import AgentError
+from agent_server.secret_files import load_or_create
 from agent_server.settings import Settings
 
 KEY_FILE = "encryption.key"
 
 
 def _key_file(data_dir: Path) -> bytes:
-    path = data_dir / KEY_FILE
-    data_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return path.read_bytes().strip()
-    key = Fernet.generate_key()
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(key)
-    return key
+    return load_or_create(data_dir, KEY_FILE, Fernet.generate_key)
 
 
 class SecretBox:

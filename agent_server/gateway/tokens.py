@@ -7,15 +7,14 @@ sleeping; PyJWT still verifies the signature, iss, aud and the presence of every
 
 from __future__ import annotations
 
-import os
 import secrets
 from dataclasses import dataclass
-from pathlib import Path
 
 import jwt
 
 from agent_server.clock import Clock
 from agent_server.errors import AuthFailed, ExpiredToken
+from agent_server.secret_files import load_or_create
 from agent_server.settings import Settings
 
 ALGORITHM = "HS256"
@@ -46,22 +45,7 @@ def signing_secret(settings: Settings) -> bytes:
         if len(secret) < MIN_SECRET_BYTES:
             raise ValueError(f"AGENTGATE_JWT_SECRET must have at least {MIN_SECRET_BYTES} bytes")
         return secret
-    path = Path(settings.data_dir) / "jwt_secret"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Written in full to a private temp file, then linked into place: another process starting
-        # at the same moment either wins the link or reads a complete file, never a partial one.
-        temp = path.with_name(f".jwt_secret.{os.getpid()}.{secrets.token_hex(4)}")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(secrets.token_urlsafe(64))
-        try:
-            os.link(temp, path)
-        except FileExistsError:
-            pass
-        finally:
-            temp.unlink()
-    return path.read_text().strip().encode()
+    return load_or_create(settings.data_dir, "jwt_secret", lambda: secrets.token_urlsafe(64).encode())
 
 
 class TokenService:

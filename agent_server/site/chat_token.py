@@ -12,30 +12,21 @@ import hashlib
 import hmac
 import json
 import math
-import os
 import secrets
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from agent_server.clock import Clock
 from agent_server.errors import AuthFailed, ExpiredToken, PermissionDenied
+from agent_server.secret_files import load_or_create
 from agent_server.settings import Settings
 
 SECRET_FILE = "chat_token.secret"
 
 
 def load_or_create_secret(data_dir: Path) -> bytes:
-    """A random secret kept in data_dir; created once, atomically, so workers agree on it."""
-    path = data_dir / SECRET_FILE
-    data_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return path.read_bytes().strip()
-    with os.fdopen(fd, "wb") as f:
-        value = secrets.token_hex(32).encode()
-        f.write(value)
-    return value
+    """A random secret kept in data_dir, so every worker on this host agrees on it."""
+    return load_or_create(data_dir, SECRET_FILE, lambda: secrets.token_hex(32).encode())
 
 
 def origin_allowed(origin: str, settings: Settings) -> bool:

@@ -95,10 +95,10 @@ async def test_sdk_retry_honours_retry_after(live_server: LiveServer, settings: 
         sdk(live_server, key, max_retries=0) as strict,
         sdk(live_server, key, max_retries=1) as patient,
     ):
-        for _ in range(3):  # find a window with room left, so the retry cannot land in the same one
-            await strict.chat.completions.create(model=MODEL, messages=MESSAGES)  # type: ignore[arg-type]
+        for _ in range(6):  # spend a window early enough that the retry cannot land in the same one
             try:
-                await strict.chat.completions.create(model=MODEL, messages=MESSAGES)  # type: ignore[arg-type]
+                for _ in range(2):
+                    await strict.chat.completions.create(model=MODEL, messages=MESSAGES)  # type: ignore[arg-type]
             except openai.RateLimitError as exc:
                 if int(exc.response.headers["X-RateLimit-Reset"]) - time.time() > 0.3:
                     break
