@@ -180,7 +180,7 @@ class RedisKV:
     so a dead or hung Redis costs at most one timeout per few calls, never a hang."""
 
     def __init__(
-        self, url: str, *, timeout: float = 0.5, prefix: str = "agentgate:", max_connections: int = 100
+        self, url: str, *, timeout: float = 0.5, prefix: str = "agentgate:", max_connections: int = 1000
     ) -> None:
         import redis.asyncio as redis  # imported here so the embedded default needs no Redis
         from redis.asyncio.retry import Retry
@@ -192,18 +192,17 @@ class RedisKV:
         self.timeout = timeout
         self.breaker = Breaker()
         self._outage = (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
-        # A blocking pool: past max_connections a call waits (a bounded time) for a free connection;
-        # the default pool raises "Too many connections" under a burst of concurrent requests.
-        pool = redis.BlockingConnectionPool.from_url(
+        # redis-py's pool refuses a call past max_connections ("Too many connections") instead of
+        # waiting, and its default of 100 broke under a burst of concurrent requests: size it for
+        # bursts. (Its BlockingConnectionPool waits instead, but hung intermittently under load here.)
+        self.client = redis.from_url(
             url,
             max_connections=max_connections,
-            timeout=max(1.0, timeout * 4),
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
             health_check_interval=30,
             retry=Retry(NoBackoff(), 0),  # explicit: newer redis-py retries with backoff by default
         )
-        self.client = redis.Redis.from_pool(pool)
         self._incr = self.client.register_script(_INCR_WITH_TTL)
         self._trim = self.client.register_script(_TRIM_IF_OWNER)
 

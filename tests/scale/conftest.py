@@ -120,6 +120,7 @@ class RedisServer(Proc):
                 return self
             except redis.RedisError:
                 if time.monotonic() > deadline or not self.alive:
+                    self.stop()
                     raise RuntimeError(f"redis-server did not start:\n{self.log_tail()}") from None
                 time.sleep(0.05)
 
@@ -205,7 +206,11 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, scale_env: dict[str, st
     database = _fresh_database()
     database_url = next(database)
     log_dir = tmp_path_factory.mktemp("scale")
-    redis_server = RedisServer(log_dir).start()
+    try:
+        redis_server = RedisServer(log_dir).start()
+    except BaseException:
+        next(database, None)  # drop the database
+        raise
     inherited = {k: v for k, v in os.environ.items() if not k.startswith("AGENTGATE_")}
     env = {
         **inherited,
