@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,6 +14,7 @@ from agent_server.admin.crypto import SecretBox
 from agent_server.admin.csp import CspReports
 from agent_server.admin.traces import Traces
 from agent_server.services import Services
+from agent_server.tasks import stop_tasks
 from agent_server.webhooks.delivery import DeliveryWorker
 from agent_server.webhooks.dispatcher import subscribe
 from agent_server.webhooks.repository import WebhookRepository
@@ -102,9 +102,5 @@ async def admin_running(services: Services) -> AsyncIterator[AdminServices]:
     try:
         yield admin
     finally:
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop_tasks(tasks)
         unsubscribe()

@@ -31,6 +31,7 @@ from redis.exceptions import RedisError
 from agent_server.jobs.runner import JobRunner
 from agent_server.settings import Settings
 from agent_server.storage.kv import KVUnavailable, RedisKV
+from agent_server.tasks import stop_tasks
 
 log = logging.getLogger("agentgate.jobs")
 FUNCTION = "run_job"
@@ -142,7 +143,4 @@ class ArqConsumer:
                 workers = [w for w in workers if any(not t.done() for t in w.tasks.values())]
                 await asyncio.sleep(RESTART_DELAY)
         finally:
-            running = [t for w in workers for t in w.tasks.values() if not t.done()]
-            for task in running:
-                task.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
+            await stop_tasks([t for w in workers for t in w.tasks.values()])

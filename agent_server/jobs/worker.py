@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 
 from agent_server.jobs.queue import KVJobQueue
 from agent_server.jobs.runner import JobRunner
+from agent_server.tasks import stop_tasks
 
 log = logging.getLogger("agentgate.jobs")
 
@@ -55,9 +56,7 @@ class Worker:
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await stop_tasks(tasks)
 
     async def _run(self, job_id: str) -> None:
         try:

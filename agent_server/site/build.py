@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from agent_server.billing.checkout import Checkout
@@ -23,6 +23,7 @@ from agent_server.services import Services
 from agent_server.site.budget import SiteLLM
 from agent_server.site.chat_token import ChatTokens, load_or_create_secret
 from agent_server.site.subscriptions import Subscriptions
+from agent_server.tasks import stop_tasks
 
 HOUR = 3600
 
@@ -84,9 +85,7 @@ class Site:
         try:
             yield
         finally:
-            task.cancel()
-            with suppress(asyncio.CancelledError):
-                await task
+            await stop_tasks([task])
 
 
 def build_site(services: Services, registry: Registry, provider: PaymentProvider | None = None) -> Site:
