@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Callable
@@ -13,6 +14,8 @@ import Stemmer
 from agent_server.content import ContentPack
 
 _STEMMER = Stemmer.Stemmer("english")
+# bm25s sets its own logger to DEBUG when imported and would narrate every index build.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 @dataclass(frozen=True)

@@ -203,8 +203,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = Settings()
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    # bm25s sets its own logger to DEBUG and would narrate every index build at start.
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
     return COMMANDS[args.command][0](args, settings)
 
 
