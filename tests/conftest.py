@@ -133,21 +133,25 @@ def redis_url() -> Iterator[str]:
     yield REDIS_URL
 
 
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+def fresh_database(prefix: str = "agentgate_test") -> Iterator[str]:
+    """Create an empty PostgreSQL database, yield its URL, drop it afterwards."""
     import psycopg
 
-    admin_url = POSTGRES_URL
-    name = f"agentgate_test_{uuid.uuid4().hex[:12]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     try:
-        with psycopg.connect(admin_url, autocommit=True, connect_timeout=2) as conn:
+        with psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=2) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
     except psycopg.Error as exc:
         require_service("PostgreSQL", str(exc).strip())
-    yield admin_url.rsplit("/", 1)[0] + "/" + name
-    with psycopg.connect(admin_url, autocommit=True) as conn:
+    yield POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+    yield from fresh_database()
 
 
 @pytest.fixture(scope="module")

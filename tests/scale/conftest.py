@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from agent_server.settings import Settings
-from tests.conftest import POSTGRES_URL, free_port, require_service
+from tests.conftest import free_port, fresh_database, require_service
 
 AGENTGATE = Path(sys.executable).with_name("agentgate")
 ADMIN_EMAIL = "ops@scale.example"
@@ -177,20 +177,6 @@ class Deployment:
         self.redis.stop()
 
 
-def _fresh_database() -> Iterator[str]:
-    import psycopg
-
-    name = f"agentgate_scale_{uuid.uuid4().hex[:12]}"
-    try:
-        with psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=2) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-    except psycopg.Error as exc:
-        require_service("PostgreSQL", str(exc).strip())
-    yield POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 @pytest.fixture(scope="module")
 def scale_env() -> dict[str, str]:
     """Extra environment of a module's processes; a module overrides this fixture."""
@@ -203,7 +189,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, scale_env: dict[str, st
         require_service("redis-server", "the redis-server binary is not installed")
     if not AGENTGATE.exists():
         require_service("agentgate", f"{AGENTGATE} is missing (install the project into this venv)")
-    database = _fresh_database()
+    database = fresh_database("agentgate_scale")
     database_url = next(database)
     log_dir = tmp_path_factory.mktemp("scale")
     try:
