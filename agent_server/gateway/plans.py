@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from agent_server.content import Model, Plan
 from agent_server.errors import ModelNotFound, PlanLimitExceeded, ValidationFailed
@@ -70,22 +71,34 @@ def _info(record: PlanRecord) -> PlanInfo:
 
 
 async def seed_plans(db: Database, plans: Iterable[Plan], now: float) -> None:
-    """Upsert every plan of the pack; plans gone from the pack stay, as tenants may still use them."""
-    async with db.session() as session:
-        for plan in plans:
-            await session.merge(
-                PlanRecord(
-                    id=plan.id,
-                    name=plan.name,
-                    requests_per_minute=plan.requests_per_minute,
-                    monthly_token_quota=plan.monthly_token_quota,
-                    trial_days=plan.trial_days,
-                    scopes=list(plan.scopes),
-                    models=list(plan.models),
-                    features=list(plan.features),
-                    updated_at=utcnow(now),
-                )
-            )
+    """Upsert every plan of the pack; plans gone from the pack stay, as tenants may still use them.
+
+    Processes starting together on a fresh database may both insert a plan; the loser of that race
+    merges again and then finds the row, so the seed never stops a start.
+    """
+    records = [
+        PlanRecord(
+            id=plan.id,
+            name=plan.name,
+            requests_per_minute=plan.requests_per_minute,
+            monthly_token_quota=plan.monthly_token_quota,
+            trial_days=plan.trial_days,
+            scopes=list(plan.scopes),
+            models=list(plan.models),
+            features=list(plan.features),
+            updated_at=utcnow(now),
+        )
+        for plan in plans
+    ]
+    for last_try in (False, True):
+        try:
+            async with db.session() as session:
+                for record in records:
+                    await session.merge(record)
+            return
+        except IntegrityError:
+            if last_try:
+                raise
 
 
 class PlanCatalog:
