@@ -9,7 +9,6 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 from fastapi import FastAPI
-from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 
 from agent_server.clock import Clock
@@ -23,14 +22,12 @@ from agent_server.site.build import build_site
 from agent_server.storage.migrate import upgrade
 from agent_server.versions import VersionRegistry, default_versions
 from http_facade.errors import install_error_handlers
-from http_facade.metrics import MetricsMiddleware
-from http_facade.middleware import BodyLimit
+from http_facade.middleware import Edge
 from http_facade.routes import admin_keys, agent_auth, gateway_v1, probes, wellknown
 from http_facade.routes import mcp as mcp_routes
 from http_facade.routes import tools as tool_routes
 from http_facade.routes.admin_routers import ADMIN_ROUTERS, AuditMiddleware, admin_running
 from http_facade.routes.site_routers import SITE_ROUTERS
-from http_facade.versioning import Versioning, cors_options
 from tools import build_registry
 from wellknown.mcp import MCP_PATH, mcp_manifest
 
@@ -80,6 +77,9 @@ def create_app(
         lifespan=lifespan,
         docs_url="/docs",
         redoc_url=None,
+        # FastAPI's native OpenTelemetry checks the global providers on every request (~2 % of the
+        # gateway's CPU); the service's metrics are its own (/metrics), so it stays off.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.services = services
     app.state.registry = registry
@@ -111,15 +111,17 @@ def create_app(
     app.openapi = wellknown.openapi_override(app, settings, versions, services.clock)  # type: ignore[method-assign]
 
     app.add_middleware(AuditMiddleware, routes_app=app)  # records every /admin/ action
+    # CORS, metrics, API-Version and the body limit, in that order, as one middleware.
     app.add_middleware(
-        BodyLimit, limit=settings.max_request_bytes, base_url=settings.public_base_url.rstrip("/")
+        Edge,
+        metrics=app.state.metrics,
+        routes_app=app,
+        versions=versions,
+        clock=services.clock,
+        base_url=settings.public_base_url.rstrip("/"),
+        body_limit=settings.max_request_bytes,
+        allowed_origins=settings.allowed_origins,
     )
-    # Outside the body limit, so its own 413 carries API-Version too; metrics count every answer;
-    # CORS outermost, so preflights stop there and every answer gets its headers.
-    base_url = settings.public_base_url.rstrip("/")
-    app.add_middleware(Versioning, versions=versions, clock=services.clock, base_url=base_url)
-    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics, routes_app=app)
-    app.add_middleware(CORSMiddleware, **cors_options(settings.allowed_origins))  # type: ignore[arg-type]
     return app
 
 

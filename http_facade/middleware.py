@@ -1,33 +1,114 @@
-"""Pure ASGI middleware (no per-request task or copy): the body size limit."""
+"""The edge: one pure-ASGI middleware for what every HTTP request passes through.
+
+In order, outermost first: CORS (Starlette's ``CORSMiddleware``, engaged only for requests that
+carry an ``Origin``), request metrics, the ``API-Version`` header (spec 9) and the request-body
+limit. They were four middlewares; as one, a response message passes one ``send`` wrapper instead
+of four and the request headers are scanned once (docs/performance.md measures the difference).
+"""
 
 from __future__ import annotations
 
 import json
+import time
 
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agent_server.clock import Clock
 from agent_server.errors import PayloadTooLarge, gateway_envelope, site_envelope
 from agent_server.mcp import MCP_PROTOCOL_VERSION
-from http_facade.errors import uses_gateway_envelope
+from agent_server.metrics import Metrics
+from agent_server.versions import VersionRegistry
+from http_facade.errors import render_error, uses_gateway_envelope
+from http_facade.metrics import route_template
+from http_facade.versioning import UNVERSIONED, cors_options
 from wellknown.mcp import MCP_PATH
 
+Headers = tuple[tuple[bytes, bytes], ...]
+API_VERSION = b"api-version"
+# Without an Origin, CORSMiddleware is skipped; this is what it would have added (caches must key
+# a response on Origin, or a cached answer without CORS headers would be served to a browser).
+VARY_ORIGIN = (b"vary", b"Origin")
+NO_BODY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+MODEL_KEY = "model"  # routes set request.state.model for the metrics series
 
-class BodyLimit:
-    """Refuse a body over ``limit`` bytes with 413, by Content-Length or while it streams in."""
 
-    def __init__(self, app: ASGIApp, limit: int, base_url: str) -> None:
-        self.app, self.limit, self.base_url = app, limit, base_url
+class Edge:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        metrics: Metrics,
+        routes_app: object,
+        versions: VersionRegistry,
+        clock: Clock,
+        base_url: str,
+        body_limit: int,
+        allowed_origins: list[str],
+    ) -> None:
+        # routes_app is the FastAPI app: metrics read its routes at call time (routers land late).
+        self.app, self.metrics, self.routes_app = app, metrics, routes_app
+        self.versions, self.clock, self.base_url, self.limit = versions, clock, base_url, body_limit
+        self.cors = CORSMiddleware(self._serve, **cors_options(allowed_origins))  # type: ignore[arg-type]
+        self.current = versions.current.name.encode()
+        self._current_header = (API_VERSION, self.current)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        for name, value in scope["headers"]:
-            if name == b"content-length" and value.isdigit() and int(value) > self.limit:
-                await self._refuse(scope, send)
+        for name, _ in scope["headers"]:
+            if name == b"origin":
+                await self.cors(scope, receive, send)
                 return
-        received = 0
-        started = exceeded = False
+        await self._serve(scope, receive, send, (VARY_ORIGIN,))
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, extra: Headers = ()) -> None:
+        started = time.perf_counter()
+        requested = length = None
+        for name, value in scope["headers"]:
+            if name == API_VERSION:
+                requested = value
+            elif name == b"content-length":
+                length = value
+        refusal = None
+        if scope["path"] in UNVERSIONED:
+            pass
+        elif requested is None or requested == self.current:
+            extra = (*extra, self._current_header)
+        else:
+            resolution = self.versions.resolve(requested.decode("latin-1"), self.clock.now(), self.base_url)
+            extra = (
+                *extra,
+                (API_VERSION, resolution.version.encode()),
+                *((k.lower().encode(), v.encode("latin-1")) for k, v in resolution.headers),
+            )
+            if resolution.error is not None:
+                refusal = render_error(resolution.error, scope["path"], self.base_url)
+            else:
+                scope.setdefault("state", {})["api_version"] = resolution.version
+        counting = refusal is None and scope["method"] not in NO_BODY_METHODS
+        if counting and length is not None:
+            # The server frames the body by Content-Length, so a declared length within the limit
+            # needs no counting; a chunked body (no length) is counted as it streams in.
+            if not length.isdigit() or int(length) > self.limit:
+                refusal = self._too_large(scope)
+            counting = False
+
+        observed = exceeded = False
+
+        async def edge_send(message: Message) -> None:
+            nonlocal observed
+            if exceeded:
+                # The app caught the failing body read and answered it itself (FastAPI: a 400
+                # "error parsing the body"); that answer is dropped for the 413 below.
+                return
+            if message["type"] == "http.response.start":
+                if not observed:
+                    observed = True
+                    self._observe(scope, message["status"], started)
+                _add_headers(message, extra)
+            await send(message)
 
         async def counted_receive() -> Message:
             nonlocal received, exceeded
@@ -39,36 +120,64 @@ class BodyLimit:
                     raise _TooLarge
             return message
 
-        async def tracked_send(message: Message) -> None:
-            nonlocal started
-            if exceeded:
-                # Frameworks catch a failing body read and answer it themselves (FastAPI: a 400
-                # "error parsing the body"); that answer is dropped for the 413 below.
-                return
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
+        received = 0
         try:
-            await self.app(scope, counted_receive, tracked_send)
+            if refusal is not None:
+                await refusal(scope, receive, edge_send)
+            else:
+                await self.app(scope, counted_receive if counting else receive, edge_send)
         except Exception:
             if not exceeded:
+                if not observed:  # the server's last-resort handler answers 500
+                    observed = True
+                    self._observe(scope, 500, started)
                 raise
-        if exceeded and not started:
-            await self._refuse(scope, send)
+        if exceeded and not observed:
+            exceeded = False
+            await self._too_large(scope)(scope, receive, edge_send)
 
-    async def _refuse(self, scope: Scope, send: Send) -> None:
+    def _observe(self, scope: Scope, status: int, started: float) -> None:
+        state = scope.get("state")
+        model = state.get(MODEL_KEY) if state else None
+        template = route_template(scope, status, self.routes_app)
+        seconds = time.perf_counter() - started
+        self.metrics.observe(
+            scope["method"], template, model if isinstance(model, str) else None, status, seconds
+        )
+
+    def _too_large(self, scope: Scope) -> _Refusal:
         err = PayloadTooLarge(f"The request body is larger than {self.limit} bytes.")
         path = scope.get("path", "")
         body = gateway_envelope(err) if uses_gateway_envelope(path) else site_envelope(err, self.base_url)
-        payload = json.dumps(body).encode()
-        headers = [
-            (b"content-type", b"application/json; charset=utf-8"),
-            (b"content-length", str(len(payload)).encode()),
-        ]
+        headers = [(b"content-type", b"application/json; charset=utf-8")]
         if path.rstrip("/") == MCP_PATH:  # every answer of the tool-protocol endpoint names its version
             headers.append((b"mcp-version", MCP_PROTOCOL_VERSION.encode()))
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
-        await send({"type": "http.response.body", "body": payload})
+        return _Refusal(413, json.dumps(body).encode(), headers)
+
+
+def _add_headers(message: Message, extra: Headers) -> None:
+    if not extra:
+        return
+    headers = message.get("headers")
+    if not isinstance(headers, list):  # Starlette sends its own list, so this is rare
+        headers = message["headers"] = list(headers or ())
+    for name, _ in headers:
+        if name == API_VERSION:  # a route that set its own API-Version keeps it
+            headers.extend(h for h in extra if h[0] != API_VERSION)
+            return
+    headers.extend(extra)
+
+
+class _Refusal:
+    """A small JSON answer sent by the edge itself (413), as an ASGI app."""
+
+    def __init__(self, status: int, payload: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+        self.status, self.payload = status, payload
+        self.headers = [*headers, (b"content-length", str(len(payload)).encode())]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status, "headers": list(self.headers)})
+        await send({"type": "http.response.body", "body": self.payload})
 
 
 class _TooLarge(Exception):

@@ -124,36 +124,42 @@ async def sse_stream(
 ) -> AsyncIterator[bytes]:
     """The SSE body of a chat stream whose first delta is already in hand.
 
-    ``on_done(status, usage)`` runs exactly once, before ``[DONE]``: 200, the error's status after a
-    mid-stream failure, or 499 when the client went away (the backend's stream is closed then too).
+    Events of deltas that arrived together (``Delta.more``) are yielded as one piece, so a network
+    read from the upstream becomes one write to the client; the closing events and ``[DONE]`` are
+    the last piece. ``on_done(status, usage)`` runs exactly once, before ``[DONE]``: 200, the error's
+    status after a mid-stream failure, or 499 when the client went away (the backend's stream is
+    closed then too).
     """
     status, usage, tokens = CLIENT_CLOSED, None, 0
+    pending = [encoder.role()]
     try:
-        yield encoder.role()
         finish, delta = "stop", first
         while delta is not None:
             if delta.content:
                 tokens += count_tokens(delta.content) if usage is None else 0
-                yield encoder.content(delta.content)
+                pending.append(encoder.content(delta.content))
             if delta.tool_calls:
-                yield encoder.tool_calls(delta.tool_calls)
+                pending.append(encoder.tool_calls(delta.tool_calls))
             if delta.usage is not None:
                 usage = delta.usage
             if delta.finish_reason:
                 finish = delta.finish_reason
+            if pending and not delta.more:
+                yield b"".join(pending)
+                pending = []
             delta = await anext(rest, None)
-        yield encoder.finish(finish)
+        pending.append(encoder.finish(finish))
         if include_usage(request):
             usage = usage or estimate_usage(request, tokens)
-            yield encoder.usage(usage)
+            pending.append(encoder.usage(usage))
         status = 200
     except AgentError as err:
         status = err.http_status
-        yield error_event(err)
+        pending.append(error_event(err))
     except Exception:
         log.exception("chat stream failed after it started")
         status = 500
-        yield error_event(AgentError("The stream failed; please retry."))
+        pending.append(error_event(AgentError("The stream failed; please retry.")))
     finally:
         try:
             # Shielded: a client that went away cancels this generator, and its usage still counts.
@@ -162,4 +168,5 @@ async def sse_stream(
             closer = getattr(rest, "aclose", None)
             if closer is not None:
                 await closer()
-    yield DONE
+    pending.append(DONE)
+    yield b"".join(pending)

@@ -203,10 +203,11 @@ class OpenAICompatBackend:
                     pending += chunk
                     continue
                 *lines, pending = (pending + chunk).split(b"\n")
-                for line in lines:
-                    delta = feed(line)
-                    if delta is not None:
-                        yield delta
+                deltas = [delta for line in lines if (delta := feed(line)) is not None]
+                last = len(deltas) - 1
+                for i, delta in enumerate(deltas):
+                    # feed() yields content and tool-call pieces only; all but the last are "more".
+                    yield Delta(delta.content, None, None, delta.tool_calls, True) if i < last else delta
             if pending:
                 delta = feed(pending)
                 if delta is not None:

@@ -57,6 +57,9 @@ class Delta:
     usage: Usage | None = None
     # OpenAI ``delta.tool_calls`` fragments of this chunk, passed through as the upstream sent them.
     tool_calls: list[dict[str, Any]] | None = None
+    # Another delta arrived in the same network read and follows at once: a writer may hold this
+    # one and send both in one write (one system call per read, not per delta).
+    more: bool = False
 
 
 class LLMBackend(Protocol):

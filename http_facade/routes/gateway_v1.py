@@ -12,7 +12,6 @@ import json
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 
 from agent_server.errors import AgentError, NotFound
@@ -20,7 +19,9 @@ from agent_server.gateway.chat import ChunkEncoder, completion_body, completion_
 from agent_server.gateway.service import Caller, Gateway
 from agent_server.llm.types import ChatRequest, LLMBackend, Usage
 from http_facade.errors import validation_error
-from http_facade.gateway_deps import ChatCaller, ModelsCaller
+from http_facade.gateway_deps import ModelsCaller, api_key_of
+from http_facade.middleware import MODEL_KEY
+from http_facade.streaming import EventStreamResponse
 
 router = APIRouter(tags=["gateway"])
 JSON = "application/json"
@@ -65,12 +66,14 @@ def parse_chat(body: bytes) -> ChatRequest:
     summary="Create a chat completion (JSON, or server-sent events with stream: true)",
     openapi_extra=_CHAT_BODY,
 )
-async def chat_completions(request: Request, caller: ChatCaller) -> Response:
+async def chat_completions(request: Request) -> Response:
     gateway: Gateway = request.app.state.gateway
+    caller = await gateway.admit(api_key_of(request), "chat")
     model, backend = "", ""
     try:
         chat = parse_chat(await request.body())
         model, plan = chat.model, caller.principal.plan
+        request.scope.setdefault("state", {})[MODEL_KEY] = model  # the metrics series of this request
         gateway.catalog.check_model(plan, model)
         if chat.stream:
             gateway.catalog.check_feature(plan, "streaming")
@@ -120,10 +123,8 @@ async def _stream(gateway: Gateway, caller: Caller, llm: LLMBackend, chat: ChatR
         )
 
     encoder = ChunkEncoder(completion_id(), int(gateway.clock.now()), chat.model)
-    return StreamingResponse(
-        sse_stream(chat, encoder, first, deltas, done),
-        media_type="text/event-stream",
-        headers={**caller.headers, **SSE_HEADERS},
+    return EventStreamResponse(
+        sse_stream(chat, encoder, first, deltas, done), headers={**caller.headers, **SSE_HEADERS}
     )
 
 

@@ -6,8 +6,10 @@ The rate-limit window is 1 s in this module, so the Retry-After test waits about
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 import uuid
+from contextlib import closing
 from pathlib import Path
 
 import httpx
@@ -163,3 +165,12 @@ async def test_a_client_leaving_mid_stream_closes_the_backend_stream(
             break
         await asyncio.sleep(0.05)
     assert backend.closed and time.monotonic() - left < 1.0
+    # The request is recorded as 499 (client closed) with the tokens it had streamed, not as 200.
+    database = settings.data_dir / "agentgate.db"
+    for _ in range(40):  # the usage writer flushes every 0.5 s
+        with closing(sqlite3.connect(database)) as db:
+            rows = db.execute("SELECT status, completion_tokens FROM usage_records WHERE stream").fetchall()
+        if rows:
+            break
+        await asyncio.sleep(0.1)
+    assert len(rows) == 1 and rows[0][0] == 499 and 2 <= rows[0][1] < 50

@@ -74,6 +74,28 @@ async def test_stream_passes_chunks_through_as_they_arrive(
     assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
 
 
+async def test_more_marks_only_deltas_whose_successor_is_already_read(
+    upstream: FakeUpstream, make_backend: Factory
+) -> None:
+    # A writer holds a delta marked "more" until the next one: marking one whose successor has not
+    # arrived would hold text back while the upstream stalls.
+    upstream.script.gate = threading.Event()  # the upstream holds its last chunk until we say so
+    backend = make_backend(upstream.base_url)
+    deltas = backend.stream(chat(stream=True))
+    before_gate: list[Delta] = []
+    while True:  # read until the next delta does not come: the upstream waits at its gate
+        step = asyncio.ensure_future(anext(deltas))
+        done, _ = await asyncio.wait({step}, timeout=0.3)
+        if not done:
+            break
+        before_gate.append(step.result())
+    assert before_gate and before_gate[-1].more is False
+    upstream.script.gate.set()
+    rest = [await step, *[delta async for delta in deltas]]
+    assert rest[-1].more is False and rest[-1].finish_reason == "stop"
+    assert "".join(d.content for d in [*before_gate, *rest]) == "Hello from the upstream!"
+
+
 async def test_retries_a_5xx_before_the_first_byte(upstream: FakeUpstream, make_backend: Factory) -> None:
     upstream.script.fail_times = 1
     backend = make_backend(upstream.base_url, retries=1)
