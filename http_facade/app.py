@@ -95,11 +95,12 @@ def create_app(
         lambda: mcp_manifest(registry, settings, company.name, company.tagline, website=company.website),
         mcp_routes.HostGuard(mcp_routes.transport_security(settings)),
     )
+    # Routes are matched in order: the tenant gateway, the busiest, comes first.
+    app.include_router(gateway_v1.router)
     # Also with a trailing slash: a client that appends one gets the same answer, not a 307.
     for path in (MCP_PATH, f"{MCP_PATH}/"):
         app.router.routes.append(Route(path, endpoint=endpoint, methods=["GET", "HEAD", "POST", "DELETE"]))
     app.include_router(tool_routes.router)
-    app.include_router(gateway_v1.router)
     app.include_router(admin_keys.router)
     for admin_router in ADMIN_ROUTERS:
         app.include_router(admin_router)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import secrets
+import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -25,8 +25,11 @@ DONE = b"data: [DONE]\n\n"
 CLIENT_CLOSED = 499  # recorded status of a stream the client left before its end
 
 
+_ids = random.Random()  # identifiers, not secrets: no system call per request
+
+
 def completion_id() -> str:
-    return "chatcmpl-" + secrets.token_hex(12)
+    return f"chatcmpl-{_ids.getrandbits(96):024x}"
 
 
 def completion_body(cid: str, created: int, completion: Completion) -> bytes:

@@ -32,6 +32,7 @@ from agent_server.storage.db import Database
 log = logging.getLogger("agentgate.usage")
 USAGE_LOG = "usage:log"
 DRAIN_LOCK = "usage:drain-lock"
+USAGE_TABLE = UsageRecord.__table__  # type: ignore[attr-defined]
 
 
 class UsageLog(Protocol):
@@ -204,11 +205,12 @@ class UsageWriter:
 
     async def _insert(self, rows: list[UsageRow]) -> None:
         values = [{**row._asdict(), "created_at": utcnow(row.created_at)} for row in rows]
-        statement: Any = insert(UsageRecord)
+        statement: Any = insert(USAGE_TABLE)
         if any(row.row_token for row in rows):
             statement = _insert_once(self._db.engine.dialect.name)
-        async with self._db.session() as session:
-            await session.execute(statement, values)
+        # Core executemany on a connection: the ORM's bulk path costs several times more per row.
+        async with self._db.engine.begin() as conn:
+            await conn.execute(statement, values)
 
 
 def _insert_once(dialect: str) -> Any:
@@ -217,12 +219,12 @@ def _insert_once(dialect: str) -> Any:
         from sqlalchemy.dialects.postgresql import insert as dialect_insert
     else:
         from sqlalchemy.dialects.sqlite import insert as dialect_insert
-    return dialect_insert(UsageRecord).on_conflict_do_nothing(index_elements=["row_token"])
+    return dialect_insert(USAGE_TABLE).on_conflict_do_nothing(index_elements=["row_token"])
 
 
 async def summarise(db: Database, tenant_id: str) -> list[dict[str, Any]]:
     """Requests, tokens, errors and mean latency per key and model of one tenant."""
-    table = UsageRecord.__table__.c  # type: ignore[attr-defined]
+    table = USAGE_TABLE.c
     query = (
         select(
             table.key_id,
