@@ -9,9 +9,11 @@ carries the X-RateLimit-* headers. The body is parsed here rather than by FastAP
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
+from fastapi.routing import APIRoute
 from pydantic import ValidationError
 
 from agent_server.errors import AgentError, NotFound
@@ -61,11 +63,18 @@ def parse_chat(body: bytes) -> ChatRequest:
         raise validation_error(list(exc.errors(include_url=False))) from None
 
 
-@router.post(
-    "/v1/chat/completions",
-    summary="Create a chat completion (JSON, or server-sent events with stream: true)",
-    openapi_extra=_CHAT_BODY,
-)
+class DirectRoute(APIRoute):
+    """A route whose endpoint takes the Request and returns a Response, called as it is.
+
+    FastAPI's handler (dependency solving, query parsing, response serialisation) costs about 6 % of
+    a chat request's CPU and does nothing for an endpoint that reads its own body and key; the
+    OpenAPI description still comes from the route as usual (FastAPI's documented extension point).
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        return self.endpoint  # type: ignore[return-value]
+
+
 async def chat_completions(request: Request) -> Response:
     gateway: Gateway = request.app.state.gateway
     caller = await gateway.admit(api_key_of(request), "chat")
@@ -101,6 +110,16 @@ async def chat_completions(request: Request) -> Response:
     )
     body = completion_body(completion_id(), int(gateway.clock.now()), completion)
     return Response(body, media_type=JSON, headers=caller.headers)
+
+
+router.add_api_route(
+    "/v1/chat/completions",
+    chat_completions,
+    methods=["POST"],
+    summary="Create a chat completion (JSON, or server-sent events with stream: true)",
+    openapi_extra=_CHAT_BODY,
+    route_class_override=DirectRoute,
+)
 
 
 async def _stream(gateway: Gateway, caller: Caller, llm: LLMBackend, chat: ChatRequest) -> Response:
