@@ -13,10 +13,11 @@ from agent_server.knowledge import Hit, Knowledge
 from agent_server.llm.types import ChatMessage, ChatRequest, LLMBackend
 from agent_server.weather import WeatherProvider, WeatherReport
 
-# BM25 scores are unbounded; the best FAQ entry answers on its own above this score...
-FAQ_CONFIDENT_SCORE = 2.5
+# BM25 scores (SQLite FTS5) are unbounded; the best FAQ entry answers on its own above this score
+# (one rare word alone scores up to about 6, a question worded like an entry's own usually 7 to 25)...
+FAQ_CONFIDENT_SCORE = 6.0
 # ...and clearly ahead of the runner-up, so a vague question goes on to the model.
-FAQ_MARGIN = 1.3
+FAQ_MARGIN = 1.27
 ASK_MODEL = "agentgate-mock-small"
 _WEATHER_WORDS = re.compile(
     r"\b(weather|forecast|temperature|raining|rain|snow|snowing|sunny|windy|wind|degrees|celsius|cold|hot)\b",
