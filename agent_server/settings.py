@@ -102,6 +102,12 @@ class Settings(BaseSettings):
     webhook_retry_hours: float = Field(default=24.0, gt=0)
     webhook_max_per_tenant: int = Field(default=20, ge=1)
     usage_threshold_check_seconds: float = Field(default=10.0, gt=0)
+    migrate_on_start: bool = Field(
+        default=True, description="Apply database migrations when the app starts (serve does it once itself)."
+    )
+    quota_check_seconds: float = Field(
+        default=10.0, gt=0, description="How often monthly token quotas are summed from usage rows."
+    )
     audit_failed_login_limit: int = Field(default=5, ge=1, description="Failed logins that flag an entry.")
     audit_failed_login_window_seconds: int = Field(default=900, ge=1)
     csp_report_max_bytes: int = Field(default=16_384, ge=1024)

@@ -19,7 +19,6 @@ from agent_server.metrics import Metrics
 from agent_server.services import Services, build_services, close_services
 from agent_server.settings import Settings
 from agent_server.site.build import build_site
-from agent_server.storage.migrate import upgrade
 from agent_server.versions import VersionRegistry, default_versions
 from http_facade.errors import install_error_handlers
 from http_facade.middleware import Edge
@@ -52,7 +51,12 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await anyio.to_thread.run_sync(upgrade, settings)
+        if settings.migrate_on_start:
+            # Imported here: `agentgate serve` migrates before its workers start and turns this off,
+            # which keeps alembic (~10 MB) out of every worker's memory.
+            from agent_server.storage.migrate import upgrade
+
+            await anyio.to_thread.run_sync(upgrade, settings)
         async with AsyncExitStack() as stack:
             for manager in managers.values():
                 await stack.enter_async_context(manager.run())

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 
 from agent_server.settings import Settings
-from agent_server.storage.migrate import upgrade
 
 Command = Callable[[argparse.Namespace, Settings], int]
 COMMANDS: dict[str, tuple[Command, Callable[[argparse.ArgumentParser], None]]] = {}
@@ -35,8 +35,10 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
 
     if not _deployment_ok(settings, args.workers):
         return 2
-    upgrade(settings)  # once here, so several workers do not race at start
+    if not _migrate_in_child(settings):  # once here, so several workers do not race at start
+        return 1
     print(f"agentgate ({settings.mode}) serving on http://{args.host}:{args.port}", flush=True)
+    os.environ["AGENTGATE_MIGRATE_ON_START"] = "false"  # done above; the workers read their settings
     uvicorn.run(
         "http_facade.app:create_app",
         factory=True,
@@ -47,6 +49,26 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         access_log=False,
     )
     return 0
+
+
+def _upgrade(settings: Settings) -> None:
+    from agent_server.storage.migrate import upgrade
+
+    upgrade(settings)
+
+
+def _migrate_in_child(settings: Settings) -> bool:
+    """Apply the migrations in a forked child process, so alembic and mako (~11 MB) stay out of the
+    long-running process (this one is the server itself with one worker). No thread runs yet here,
+    so forking is safe; the child reports its own failure on stderr."""
+    import multiprocessing
+
+    child = multiprocessing.get_context("fork").Process(target=_upgrade, args=(settings,), name="migrate")
+    child.start()
+    child.join()
+    if child.exitcode != 0:
+        print(f"error: the database migration failed (exit code {child.exitcode})", file=sys.stderr)
+    return child.exitcode == 0
 
 
 def _deployment_ok(settings: Settings, workers: int = 1) -> bool:
@@ -63,7 +85,7 @@ def _deployment_ok(settings: Settings, workers: int = 1) -> bool:
 @command("migrate")
 def migrate(args: argparse.Namespace, settings: Settings) -> int:
     """Apply the database migrations and exit."""
-    upgrade(settings)
+    _upgrade(settings)
     print(f"database migrated: {settings.sync_database_url.split('@')[-1]}")
     return 0
 
@@ -86,7 +108,8 @@ def worker(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     if not _deployment_ok(settings):
         return 2
-    upgrade(settings)
+    if not _migrate_in_child(settings):
+        return 1
 
     async def run() -> None:
         services = build_services(settings)
@@ -195,7 +218,16 @@ def api_keys(args: argparse.Namespace, settings: Settings) -> int:
     return _gateway_action(create)
 
 
+def _skip_unused_imports() -> None:
+    """Keep modules the server never runs out of its memory."""
+    # ``import httpx`` also imports its command-line client, and with it rich, pygments and click
+    # (~6 MB per process), whenever they are installed (the dev extra has them). httpx falls back
+    # to a stub when that import fails, which a None entry in sys.modules makes it do.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _skip_unused_imports()
     parser = argparse.ArgumentParser(prog="agentgate", description="agentgate gateway and public API")
     commands = parser.add_subparsers(dest="command", required=True)
     for name, (fn, configure) in COMMANDS.items():
