@@ -7,6 +7,7 @@
     ├── AuthFailed              401 auth_error / invalid_api_key
     │   └── ExpiredToken        401 expired_token
     ├── PaymentRequired         402 byok_provider_missing
+    │   └── QuotaExceeded       402 insufficient_quota / quota_exceeded
     ├── PermissionDenied        403 permission_error / insufficient_scope
     │   └── PlanLimitExceeded   403 plan_limit_exceeded
     ├── NotFound                404 not_found
@@ -105,6 +106,12 @@ class PaymentRequired(AgentError):
         "byok_provider_missing",
     )
     jsonrpc_code, retryable = -32002, False
+
+
+class QuotaExceeded(PaymentRequired):
+    """The tenant's monthly token quota is spent (gateway): not retryable until the month renews."""
+
+    type, gateway_type, default_code = "quota_exceeded", "insufficient_quota", "quota_exceeded"
 
 
 class PermissionDenied(AgentError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable
@@ -15,6 +16,7 @@ from agent_server.gateway.auth import KeyAuthenticator, KeyPrincipal
 from agent_server.gateway.bootstrap import bootstrap
 from agent_server.gateway.passwords import hash_password, needs_rehash, verify_password
 from agent_server.gateway.plans import PlanCatalog, check_scopes, seed_plans
+from agent_server.gateway.quota import QuotaGate
 from agent_server.gateway.ratelimit import RateLimiter
 from agent_server.gateway.tables import ApiKey
 from agent_server.gateway.tokens import AdminClaims, TokenService, bearer_challenge, signing_secret
@@ -22,6 +24,7 @@ from agent_server.gateway.usage import UsageRow, UsageWriter
 from agent_server.llm.types import LLMBackend
 from agent_server.services import Services
 from agent_server.storage.kv import RedisKV
+from agent_server.tasks import stop_tasks
 
 log = logging.getLogger("agentgate.gateway")
 T = TypeVar("T")
@@ -68,6 +71,8 @@ class Gateway:
         # With Redis, usage rows are durable before the response (a Redis list drained in batches).
         usage_log = services.kv if isinstance(services.kv, RedisKV) else None
         self.usage = UsageWriter(services.db, log=usage_log)
+        self.quota = QuotaGate(services.db, services.clock)
+        self._tasks: list[asyncio.Task[None]] = []
         self._scope_challenge = bearer_challenge(realm, "insufficient_scope")
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -86,8 +91,12 @@ class Gateway:
         await self.catalog.load(self.db, pack.models)
         await bootstrap(self.services)
         await self.usage.start()
+        # Scans at once, then every few seconds (a failing database only delays it).
+        every = self.services.settings.quota_check_seconds
+        self._tasks.append(asyncio.create_task(self.quota.run(every), name="token-quota"))
 
     async def stop(self) -> None:
+        await stop_tasks(self._tasks)
         await self.usage.stop()
         await self.services.events.drain()
 

@@ -84,6 +84,7 @@ async def chat_completions(request: Request) -> Response:
         model, plan = chat.model, caller.principal.plan
         request.scope.setdefault("state", {})[MODEL_KEY] = model  # the metrics series of this request
         gateway.catalog.check_model(plan, model)
+        gateway.quota.check(caller.principal)
         if chat.stream:
             gateway.catalog.check_feature(plan, "streaming")
         llm = gateway.llm_for(caller.principal)
