@@ -88,14 +88,15 @@ class Edge:
             else:
                 scope.setdefault("state", {})["api_version"] = resolution.version
         counting = refusal is None and scope["method"] not in NO_BODY_METHODS
-        if counting and length is not None:
+        if counting and length is not None and length.isdigit():
             # The server frames the body by Content-Length, so a declared length within the limit
             # needs no counting; a chunked body (no length) is counted as it streams in.
-            if not length.isdigit() or int(length) > self.limit:
+            if int(length) > self.limit:
                 refusal = self._too_large(scope)
             counting = False
 
         observed = exceeded = False
+        received = 0
 
         async def edge_send(message: Message) -> None:
             nonlocal observed
@@ -120,7 +121,6 @@ class Edge:
                     raise _TooLarge
             return message
 
-        received = 0
         try:
             if refusal is not None:
                 await refusal(scope, receive, edge_send)

@@ -1,6 +1,6 @@
 """The OpenAI-compatible tenant gateway: POST /v1/chat/completions, GET /v1/models[/{id}].
 
-Order per request (spec 5.1): API key, rate limit, scope (in the dependency), then body, plan
+Order per request (spec 5.1): API key, rate limit, scope (``Gateway.admit``), then body, plan
 entitlements (model, streaming) and the backend. Every response after admission, errors included,
 carries the X-RateLimit-* headers. The body is parsed here rather than by FastAPI, so a bad key is
 401 even when the body is bad too, and a bad body is a 400 in the gateway envelope, never a 422.

@@ -158,6 +158,10 @@ async def test_cors_exposes_the_version_headers(client: httpx.AsyncClient) -> No
     assert preflight.status_code == 200 and preflight.headers["access-control-allow-origin"] == origin
     foreign = await client.get("/health", headers={"Origin": "https://evil.example"})
     assert "access-control-allow-origin" not in foreign.headers
+    # With or without an Origin, a cache must key the answer on it, and the version header is there.
+    for answer in (response, foreign, await client.get("/health")):
+        assert "origin" in answer.headers["vary"].lower() and answer.headers["api-version"] == CURRENT
+    assert "access-control-allow-origin" not in (await client.get("/health")).headers
 
 
 def test_port_wildcards_become_an_origin_regex() -> None:
