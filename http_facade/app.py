@@ -100,6 +100,7 @@ def create_app(
         mcp_routes.HostGuard(mcp_routes.transport_security(settings)),
     )
     # Routes are matched in order: the tenant gateway, the busiest, comes first.
+    gateway_v1.add_chat_route(app)
     app.include_router(gateway_v1.router)
     # Also with a trailing slash: a client that appends one gets the same answer, not a 307.
     for path in (MCP_PATH, f"{MCP_PATH}/"):

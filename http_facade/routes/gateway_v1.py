@@ -9,12 +9,13 @@ carries the X-RateLimit-* headers. The body is parsed here rather than by FastAP
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.routing import APIRoute
 from pydantic import ValidationError
+from starlette.routing import request_response
 
 from agent_server.errors import AgentError, NotFound
 from agent_server.gateway.chat import ChunkEncoder, completion_body, completion_id, sse_stream
@@ -66,13 +67,15 @@ def parse_chat(body: bytes) -> ChatRequest:
 class DirectRoute(APIRoute):
     """A route whose endpoint takes the Request and returns a Response, called as it is.
 
-    FastAPI's handler (dependency solving, query parsing, response serialisation) costs about 6 % of
-    a chat request's CPU and does nothing for an endpoint that reads its own body and key; the
-    OpenAPI description still comes from the route as usual (FastAPI's documented extension point).
+    FastAPI's handler (dependency solving, query parsing, response serialisation, exit stacks) costs
+    about 8 % of a chat request's CPU and does nothing for an endpoint that reads its own body and
+    key; the OpenAPI description still comes from the route as usual.
     """
 
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        return self.endpoint  # type: ignore[return-value]
+    def __init__(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
+        super().__init__(path, endpoint, **options)
+        # Starlette's wrapper: FastAPI's also opens two exit stacks per request for dependencies.
+        self.app = request_response(endpoint)
 
 
 async def chat_completions(request: Request) -> Response:
@@ -113,14 +116,22 @@ async def chat_completions(request: Request) -> Response:
     return Response(body, media_type=JSON, headers=caller.headers)
 
 
-router.add_api_route(
-    "/v1/chat/completions",
-    chat_completions,
-    methods=["POST"],
-    summary="Create a chat completion (JSON, or server-sent events with stream: true)",
-    openapi_extra=_CHAT_BODY,
-    route_class_override=DirectRoute,
-)
+def add_chat_route(app: FastAPI) -> None:
+    """``POST /v1/chat/completions`` on the app itself, ahead of every other route.
+
+    A route of an included router is matched twice per request (FastAPI asks the router whether it
+    matches, then matches again inside it); the busiest route is matched once, and first.
+    """
+    app.router.add_api_route(
+        "/v1/chat/completions",
+        chat_completions,
+        methods=["POST"],
+        tags=["gateway"],
+        summary="Create a chat completion (JSON, or server-sent events with stream: true)",
+        openapi_extra=_CHAT_BODY,
+        route_class_override=DirectRoute,
+    )
+    app.router.routes.insert(0, app.router.routes.pop())
 
 
 async def _stream(gateway: Gateway, caller: Caller, llm: LLMBackend, chat: ChatRequest) -> Response:
