@@ -33,23 +33,22 @@ def completion_id() -> str:
 
 
 def completion_body(cid: str, created: int, completion: Completion) -> bytes:
-    message: dict[str, Any] = {"role": "assistant", "content": completion.content, "refusal": None}
+    """The chat.completion body, rendered like the chunks: a fixed template around ``json.dumps`` of
+    each variable piece (a third of the cost of building and dumping the nested dict)."""
+    content: str | None = completion.content
+    tool_calls = ""
     if completion.tool_calls:
         # As OpenAI does: a message that only calls tools has null content.
-        message["tool_calls"] = completion.tool_calls
-        message["content"] = completion.content or None
-    return json.dumps(
-        {
-            "id": cid,
-            "object": "chat.completion",
-            "created": created,
-            "model": completion.model,
-            "choices": [
-                {"index": 0, "message": message, "logprobs": None, "finish_reason": completion.finish_reason}
-            ],
-            "usage": _usage(completion.usage),
-        },
-        separators=(",", ":"),
+        tool_calls = ',"tool_calls":' + json.dumps(completion.tool_calls, separators=(",", ":"))
+        content = content or None
+    usage = completion.usage
+    return (
+        f'{{"id":{json.dumps(cid)},"object":"chat.completion","created":{created},'
+        f'"model":{json.dumps(completion.model)},"choices":[{{"index":0,"message":{{"role":"assistant",'
+        f'"content":{json.dumps(content)},"refusal":null{tool_calls}}},"logprobs":null,'
+        f'"finish_reason":{json.dumps(completion.finish_reason)}}}],"usage":{{"prompt_tokens":'
+        f'{usage.prompt_tokens},"completion_tokens":{usage.completion_tokens},'
+        f'"total_tokens":{usage.total_tokens}}}}}'
     ).encode()
 
 
