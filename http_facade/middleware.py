@@ -8,18 +8,18 @@ of four and the request headers are scanned once (docs/performance.md measures t
 
 from __future__ import annotations
 
-import json
 import time
 
 from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_server.clock import Clock
-from agent_server.errors import PayloadTooLarge, gateway_envelope, site_envelope
+from agent_server.errors import PayloadTooLarge
 from agent_server.mcp import MCP_PROTOCOL_VERSION
 from agent_server.metrics import Metrics
 from agent_server.versions import VersionRegistry
-from http_facade.errors import render_error, uses_gateway_envelope
+from http_facade.errors import render_error
 from http_facade.metrics import route_template
 from http_facade.versioning import UNVERSIONED, cors_options
 from wellknown.mcp import MCP_PATH
@@ -145,14 +145,12 @@ class Edge:
             scope["method"], template, model if isinstance(model, str) else None, status, seconds
         )
 
-    def _too_large(self, scope: Scope) -> _Refusal:
+    def _too_large(self, scope: Scope) -> Response:
         err = PayloadTooLarge(f"The request body is larger than {self.limit} bytes.")
         path = scope.get("path", "")
-        body = gateway_envelope(err) if uses_gateway_envelope(path) else site_envelope(err, self.base_url)
-        headers = [(b"content-type", b"application/json; charset=utf-8")]
         if path.rstrip("/") == MCP_PATH:  # every answer of the tool-protocol endpoint names its version
-            headers.append((b"mcp-version", MCP_PROTOCOL_VERSION.encode()))
-        return _Refusal(413, json.dumps(body).encode(), headers)
+            err.headers["MCP-Version"] = MCP_PROTOCOL_VERSION
+        return render_error(err, path, self.base_url)
 
 
 def _add_headers(message: Message, extra: Headers) -> None:
@@ -166,18 +164,6 @@ def _add_headers(message: Message, extra: Headers) -> None:
             headers.extend(h for h in extra if h[0] != API_VERSION)
             return
     headers.extend(extra)
-
-
-class _Refusal:
-    """A small JSON answer sent by the edge itself (413), as an ASGI app."""
-
-    def __init__(self, status: int, payload: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-        self.status, self.payload = status, payload
-        self.headers = [*headers, (b"content-length", str(len(payload)).encode())]
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": self.status, "headers": list(self.headers)})
-        await send({"type": "http.response.body", "body": self.payload})
 
 
 class _TooLarge(Exception):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -13,6 +12,7 @@ from agent_server.content import Model, Plan
 from agent_server.errors import ModelNotFound, PlanLimitExceeded, ValidationFailed
 from agent_server.gateway.tables import PlanRecord
 from agent_server.storage.db import Database
+from agent_server.timeutil import utc
 
 ALL_SCOPES = frozenset({"chat", "embeddings", "files", "models", "admin"})
 # Creation time shown by GET /v1/models (the catalogue has no per-model dates): 2026-01-01.
@@ -52,11 +52,6 @@ def check_scopes(plan: PlanInfo, scopes: Iterable[str]) -> list[str]:
     return sorted(wanted)
 
 
-def utcnow(seconds: float) -> datetime:
-    """The aware UTC datetime the tables store (SQLModel refuses naive ones), from a clock reading."""
-    return datetime.fromtimestamp(seconds, UTC)
-
-
 def _info(record: PlanRecord) -> PlanInfo:
     return PlanInfo(
         id=record.id,
@@ -86,7 +81,7 @@ async def seed_plans(db: Database, plans: Iterable[Plan], now: float) -> None:
             scopes=list(plan.scopes),
             models=list(plan.models),
             features=list(plan.features),
-            updated_at=utcnow(now),
+            updated_at=utc(now),
         )
         for plan in plans
     ]

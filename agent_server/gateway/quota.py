@@ -22,23 +22,12 @@ from sqlalchemy import func, select
 from agent_server.clock import Clock
 from agent_server.errors import QuotaExceeded
 from agent_server.gateway.auth import KeyPrincipal
-from agent_server.gateway.plans import utcnow
 from agent_server.gateway.tables import ApiKey, PlanRecord, Tenant, UsageRecord
 from agent_server.storage.db import Database
+from agent_server.timeutil import month_bounds
 
 log = logging.getLogger("agentgate.gateway")
 RESYNC_SECONDS = 3600.0
-
-
-def month_bounds(now: float) -> tuple[datetime, datetime]:
-    """The start of this calendar month (UTC) and of the next."""
-    start = utcnow(now).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    following = (
-        start.replace(year=start.year + 1, month=1)
-        if start.month == 12
-        else start.replace(month=start.month + 1)
-    )
-    return start, following
 
 
 class QuotaGate:

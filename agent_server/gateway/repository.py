@@ -15,9 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.errors import Conflict, NotFound, ValidationFailed
 from agent_server.gateway import keys
-from agent_server.gateway.plans import utcnow
 from agent_server.gateway.tables import ApiKey, PlanRecord, Tenant, User
 from agent_server.storage.db import Database
+from agent_server.timeutil import utc
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,7 @@ async def create_tenant(
 
 
 def new_tenant(now: float, name: str, plan: PlanRecord, rate_limit: int | None = None) -> Tenant:
-    created = utcnow(now)
+    created = utc(now)
     return Tenant(
         id=keys.new_id("ten_"),
         name=name,
@@ -100,7 +100,7 @@ def new_user(now: float, tenant_id: str, email: str, password_hash: str, permiss
         email=email.strip().lower(),
         password_hash=password_hash,
         permissions=sorted(set(permissions)),
-        created_at=utcnow(now),
+        created_at=utc(now),
     )
 
 
@@ -134,7 +134,7 @@ def new_key(now: float, tenant_id: str, name: str, scopes: list[str], environmen
         digest=keys.digest(body),
         prefix=keys.PREFIX_OF[environment],
         last4=body[-4:],
-        created_at=utcnow(now),
+        created_at=utc(now),
     )
     return record, full
 
@@ -156,7 +156,7 @@ async def revoke_key(db: Database, now: float, tenant_id: str, key_id: str) -> A
     async with db.session() as session:
         record = await _tenant_key(session, tenant_id, key_id)
         if record.revoked_at is None:
-            record.revoked_at = utcnow(now)
+            record.revoked_at = utc(now)
     return record
 
 
@@ -176,7 +176,7 @@ async def rotate_key(db: Database, now: float, tenant_id: str, key_id: str) -> t
         revoked = await session.execute(
             update(ApiKey)
             .where(ApiKey.id == key_id, ApiKey.revoked_at.is_(None))  # type: ignore[union-attr,arg-type]
-            .values(revoked_at=utcnow(now), replaced_by=new.id)
+            .values(revoked_at=utc(now), replaced_by=new.id)
         )
         if revoked.rowcount != 1:  # type: ignore[attr-defined]
             raise NotFound(f"No active API key {key_id}; it was revoked or rotated.", param="key_id")

@@ -25,9 +25,9 @@ from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy import case, func, insert, select
 
-from agent_server.gateway.plans import utcnow
 from agent_server.gateway.tables import UsageRecord
 from agent_server.storage.db import Database
+from agent_server.timeutil import utc
 
 log = logging.getLogger("agentgate.usage")
 USAGE_LOG = "usage:log"
@@ -204,7 +204,7 @@ class UsageWriter:
         return written
 
     async def _insert(self, rows: list[UsageRow]) -> None:
-        values = [{**row._asdict(), "created_at": utcnow(row.created_at)} for row in rows]
+        values = [{**row._asdict(), "created_at": utc(row.created_at)} for row in rows]
         statement: Any = insert(USAGE_TABLE)
         if any(row.row_token for row in rows):
             statement = _insert_once(self._db.engine.dialect.name)

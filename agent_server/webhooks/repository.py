@@ -18,6 +18,7 @@ from agent_server.admin.crypto import SecretBox
 from agent_server.clock import Clock
 from agent_server.errors import NotFound, PermissionDenied, ValidationFailed
 from agent_server.storage.db import Database
+from agent_server.timeutil import utc  # also imported from here by the admin modules
 from agent_server.webhooks.signing import new_secret
 from agent_server.webhooks.tables import (
     DELIVERY_PENDING,
@@ -29,11 +30,6 @@ from agent_server.webhooks.url_guard import UrlGuard
 
 EVENT_TYPES = ("usage.threshold_reached", "key.rotated", "invoice.created", "audit.flagged")
 TEST_EVENT = "webhook.test"
-
-
-def utc(ts: float) -> datetime:
-    """An aware UTC datetime: SQLModel's datetime columns refuse naive values."""
-    return datetime.fromtimestamp(ts, UTC)
 
 
 def iso(value: datetime | None) -> str | None:

@@ -10,7 +10,6 @@ several processes scan at the same moment.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -21,15 +20,11 @@ from agent_server.errors import ValidationFailed
 from agent_server.events import EventBus
 from agent_server.gateway.tables import PlanRecord, Tenant, UsageRecord
 from agent_server.storage.db import Database
+from agent_server.timeutil import month_bounds, utc
 from agent_server.webhooks.dispatcher import UsageThresholdReached
-from agent_server.webhooks.repository import utc
 
 DEFAULT_PERCENTS = (80, 100)
 MAX_THRESHOLDS = 10
-
-
-def month_start(now: datetime) -> datetime:
-    return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
 
 
 class ThresholdMonitor:
@@ -56,7 +51,7 @@ class ThresholdMonitor:
 
     async def usage(self, tenant_id: str) -> tuple[int, int | None]:
         """(tokens used this month, the plan's monthly quota or None when unlimited)."""
-        start = month_start(utc(self.clock.now()))
+        start, _ = month_bounds(self.clock.now())
         async with self.db.session() as session:
             quota = await session.scalar(
                 select(PlanRecord.monthly_token_quota)
@@ -104,7 +99,7 @@ class ThresholdMonitor:
 
     async def scan(self) -> int:
         """Check the tenants with usage rows newer than the watermark; returns events emitted."""
-        start = month_start(utc(self.clock.now()))
+        start, _ = month_bounds(self.clock.now())
         async with self.db.session() as session:
             top = await session.scalar(select(func.max(UsageRecord.id)))
             if not top or top <= self._watermark:
