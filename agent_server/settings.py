@@ -130,6 +130,36 @@ class Settings(BaseSettings):
         default="pooled", description="httpx: httpx's own pool (slower; for proxies or odd upstreams)."
     )
 
+    # Accounts: registration, mail, passwords, passkeys, single sign-on (docs/accounts.md).
+    smtp_url: SecretStr | None = Field(
+        default=None,
+        description="smtp://user:pass@host:587 (STARTTLS when offered), smtp+starttls:// (required) or "
+        "smtps:// (implicit TLS). Unset: mail is written to data_dir/outbox and the link is logged.",
+    )
+    mail_from: str | None = Field(default=None, description="From address; default no-reply@<public host>.")
+    mail_worker: bool = Field(default=True, description="false: queued mail waits for another process.")
+    mail_poll_seconds: float = Field(default=1.0, gt=0)
+    mail_timeout_seconds: float = Field(default=10.0, gt=0)
+    mail_retry_hours: float = Field(default=48.0, gt=0, description="After this, a message is given up.")
+    registration_link_ttl_seconds: int = Field(default=3600, ge=60, le=7 * 86_400)
+    password_reset_ttl_seconds: int = Field(default=1800, ge=60, le=86_400)
+    invite_ttl_seconds: int = Field(default=7 * 86_400, ge=3600, le=30 * 86_400)
+    register_limit_per_ip: int = Field(default=10, ge=1, description="Registrations per IP per hour.")
+    register_limit_per_email: int = Field(default=3, ge=1, description="Registrations per e-mail per hour.")
+    password_breach_api_url: str | None = Field(
+        default=None, description="A k-anonymity range API (GET <url>/range/<5 hex>); unset: offline only."
+    )
+    password_breach_api_timeout_seconds: float = Field(default=2.0, gt=0)
+    webauthn_rp_id: str | None = Field(default=None, description="Default: the host of public_base_url.")
+    webauthn_rp_name: str | None = Field(default=None, description="Default: the company name.")
+    webauthn_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Origins passkeys may be used from; default: public and app URL."
+    )
+    sso_state_ttl_seconds: int = Field(default=600, ge=60, le=3600)
+    dns_nameservers: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="ip or ip:port for domain checks (DNS TXT); default: the system's."
+    )
+
     # Discovery, versioning and probes (docs/discovery.md).
     app_url: str | None = Field(
         default=None, description="Dashboard and registration portal; default: public_base_url."
@@ -138,7 +168,14 @@ class Settings(BaseSettings):
         default_factory=list, description="Comma-separated codes that /consultant-code/validate accepts."
     )
 
-    @field_validator("allowed_hosts", "allowed_origins", "consultant_codes", mode="before")
+    @field_validator(
+        "allowed_hosts",
+        "allowed_origins",
+        "consultant_codes",
+        "webauthn_origins",
+        "dns_nameservers",
+        mode="before",
+    )
     @classmethod
     def _csv(cls, value: object) -> object:
         return _split_csv(value)
@@ -163,6 +200,11 @@ class Settings(BaseSettings):
         if url.startswith("sqlite:"):
             return "sqlite+aiosqlite:" + url[len("sqlite:") :]
         return url
+
+    @property
+    def app_base_url(self) -> str:
+        """Where people open links from mail (the dashboard and registration portal)."""
+        return (self.app_url or self.public_base_url).rstrip("/")
 
     @property
     def public_host(self) -> str:

@@ -11,6 +11,7 @@ import anyio
 from fastapi import FastAPI
 from starlette.routing import Route
 
+from agent_server.accounts.service import Accounts
 from agent_server.clock import Clock
 from agent_server.deployment import check_deployment
 from agent_server.gateway.service import Gateway
@@ -25,6 +26,7 @@ from http_facade.middleware import Edge
 from http_facade.routes import admin_keys, agent_auth, gateway_v1, probes, wellknown
 from http_facade.routes import mcp as mcp_routes
 from http_facade.routes import tools as tool_routes
+from http_facade.routes.account_routers import ACCOUNT_ROUTERS
 from http_facade.routes.admin_routers import ADMIN_ROUTERS, AuditMiddleware, admin_running
 from http_facade.routes.site_routers import SITE_ROUTERS
 from tools import build_registry
@@ -42,6 +44,7 @@ def create_app(
     versions = versions or default_versions()  # tests inject deprecated and retired versions
     services = build_services(settings, clock)
     gateway = Gateway(services)
+    accounts = Accounts(services, gateway)  # registration, mail, passwords, passkeys, SSO
     registry = build_registry(settings)
     site = build_site(services, registry)  # public site API: limits, tokens, jobs, checkout
     # MCP and /api/tools/call serve anonymous callers: their model calls spend the site's budget.
@@ -63,6 +66,8 @@ def create_app(
             stack.push_async_callback(close_services, services)
             # Plans, first-start admin, usage writer; stopped (usage flushed) before services close.
             await stack.enter_async_context(gateway.running())
+            # The mail worker sends what registrations and reminders queued (docs/accounts.md).
+            await stack.enter_async_context(accounts.running())
             # Re-enqueues orphaned jobs, then runs the in-process job worker until shutdown.
             await stack.enter_async_context(site.running())
             # Webhooks subscribe to the event bus; the delivery worker runs until shutdown.
@@ -88,6 +93,7 @@ def create_app(
     app.state.services = services
     app.state.registry = registry
     app.state.gateway = gateway
+    app.state.accounts = accounts
     app.state.site = site
     app.state.ready = False
     app.state.versions = versions
@@ -109,6 +115,8 @@ def create_app(
     app.include_router(admin_keys.router)
     for admin_router in ADMIN_ROUTERS:
         app.include_router(admin_router)
+    for account_router in ACCOUNT_ROUTERS:
+        app.include_router(account_router)
     for site_router in SITE_ROUTERS:
         app.include_router(site_router)
     app.include_router(wellknown.router)

@@ -52,7 +52,7 @@ def api_key_caller(scope: str) -> Callable[[Request], Awaitable[Caller]]:
 
 async def admin_claims(request: Request) -> AdminClaims:
     """The verified JWT of a tenant or platform admin (401 without a valid token, 403 for others)."""
-    return request.app.state.gateway.authorize_admin(bearer_token(request))
+    return await request.app.state.gateway.authorize_admin(bearer_token(request))
 
 
 GatewayDep = Annotated[Gateway, Depends(get_gateway)]

@@ -93,7 +93,9 @@ async def set_rate_limit(db: Database, tenant_id: str, rate_limit: int | None) -
         )
 
 
-def new_user(now: float, tenant_id: str, email: str, password_hash: str, permissions: list[str]) -> User:
+def new_user(
+    now: float, tenant_id: str, email: str, password_hash: str | None, permissions: list[str]
+) -> User:
     return User(
         id=keys.new_id("usr_"),
         tenant_id=tenant_id,

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import NamedTuple, TypeVar
 
+from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.errors import AuthFailed, PermissionDenied, RateLimited, ValidationFailed
 from agent_server.events import KeyRotated
 from agent_server.gateway import repository as repo
@@ -18,7 +19,7 @@ from agent_server.gateway.passwords import hash_password, needs_rehash, verify_p
 from agent_server.gateway.plans import PlanCatalog, check_scopes, seed_plans
 from agent_server.gateway.quota import QuotaGate
 from agent_server.gateway.ratelimit import RateLimiter
-from agent_server.gateway.tables import ApiKey
+from agent_server.gateway.tables import ApiKey, User
 from agent_server.gateway.tokens import AdminClaims, TokenService, bearer_challenge, signing_secret
 from agent_server.gateway.usage import UsageRow, UsageWriter
 from agent_server.llm.types import LLMBackend
@@ -59,6 +60,7 @@ class Gateway:
             clock=services.clock,
             realm=realm,
         )
+        self.sessions = Sessions(services.db, self.tokens)
         self.keys = KeyAuthenticator(
             services.db,
             self.catalog,
@@ -149,8 +151,8 @@ class Gateway:
 
     # -- administration --------------------------------------------------------------------------
 
-    async def login(self, email: str, password: str) -> tuple[str, int]:
-        """(JWT, lifetime in seconds). Every failure looks the same and costs one argon2 verify."""
+    async def login(self, email: str, password: str) -> SignedIn:
+        """A session for e-mail and password. Every failure looks the same and costs one argon2 verify."""
         counter = f"login-fail:{email.strip().lower()}"
         failures = await self._kv_call(self.services.kv.get(counter))
         if failures is not None and int(failures) >= LOGIN_FAILURES:
@@ -162,9 +164,24 @@ class Gateway:
                 "Wrong e-mail or password.", code="invalid_credentials", headers=self.tokens.challenge
             )
         await self._kv_call(self.services.kv.delete(counter))
+        assert user.password_hash is not None  # verify_password is False without a stored hash
+        await self.refuse_if_sso_enforced(user)
         if needs_rehash(user.password_hash):
             await repo.set_password_hash(self.db, user.id, await hash_password(password))
-        return self.tokens.issue(user.id, user.tenant_id, list(user.permissions))
+        return self.sessions.issue(user)
+
+    async def refuse_if_sso_enforced(self, user: User) -> None:
+        """Members of an SSO-enforced tenant sign in through its identity provider only.
+
+        Platform administrators keep password and passkey sign-in as the break-glass way back in.
+        """
+        if "platform:admin" in user.permissions or not await self.sessions.sso_enforced(user.tenant_id):
+            return
+        raise PermissionDenied(
+            "Your organisation signs in through its identity provider; use single sign-on "
+            "(POST /sso/discover with your e-mail address).",
+            code="sso_required",
+        )
 
     @staticmethod
     async def _kv_call(call: Awaitable[T]) -> T | None:
@@ -175,10 +192,11 @@ class Gateway:
             log.warning("login throttle unavailable: the KV failed", exc_info=True)
             return None
 
-    def authorize_admin(self, token: str | None) -> AdminClaims:
+    async def authorize_admin(self, token: str | None) -> AdminClaims:
         if not token:
             raise self.tokens.invalid("Missing bearer token; log in at /admin/auth/login.")
         claims = self.tokens.verify(token)
+        await self.sessions.check(claims)
         if not claims.permissions & ADMIN_PERMISSIONS:
             raise PermissionDenied("This user is not an administrator of the tenant.")
         return claims

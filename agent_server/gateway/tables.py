@@ -37,6 +37,8 @@ class Tenant(SQLModel, table=True):
     rate_limit_per_minute: int | None = Field(default=None, description="Negotiated override of the plan.")
     trial_ends_at: datetime
     created_at: datetime
+    # Members sign in through the tenant's identity provider only (docs/accounts.md, "Single sign-on").
+    sso_enforced: bool = Field(default=False)
 
 
 class User(SQLModel, table=True):
@@ -45,9 +47,14 @@ class User(SQLModel, table=True):
     id: str = Field(primary_key=True, max_length=40)
     tenant_id: str = Field(foreign_key="tenants.id", max_length=40, index=True)
     email: str = Field(max_length=320, unique=True, description="Stored lower-cased.")
-    password_hash: str = Field(max_length=200, description="argon2id PHC string")
+    password_hash: str | None = Field(
+        default=None, max_length=200, description="argon2id PHC string; none for passkey or SSO users."
+    )
     permissions: list[str] = Field(sa_column=Column(JSON, nullable=False))
     created_at: datetime
+    email_verified_at: datetime | None = None
+    # In every admin JWT as "ver"; sign-out and password changes raise it, which ends earlier tokens.
+    token_version: int = Field(default=0)
 
 
 class ApiKey(SQLModel, table=True):

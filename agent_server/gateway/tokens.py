@@ -30,6 +30,7 @@ class AdminClaims:
     user_id: str
     tenant_id: str
     permissions: frozenset[str]
+    version: int = 0  # the user's token version at issue; a later sign-out raises it
 
 
 def bearer_challenge(realm: str, error: str = "invalid_token", **params: str) -> str:
@@ -55,7 +56,9 @@ class TokenService:
         self._secret, self.issuer, self.audience, self.ttl, self._clock = secret, issuer, audience, ttl, clock
         self.challenge = {"WWW-Authenticate": bearer_challenge(realm)}
 
-    def issue(self, user_id: str, tenant_id: str, permissions: list[str]) -> tuple[str, int]:
+    def issue(
+        self, user_id: str, tenant_id: str, permissions: list[str], version: int = 0
+    ) -> tuple[str, int]:
         now = int(self._clock.now())
         claims = {
             "iss": self.issuer,
@@ -63,6 +66,7 @@ class TokenService:
             "sub": user_id,
             "tenant": tenant_id,
             "permissions": sorted(permissions),
+            "ver": version,
             "iat": now,
             "exp": now + self.ttl,
             "jti": secrets.token_hex(8),
@@ -85,7 +89,10 @@ class TokenService:
         except jwt.InvalidTokenError:
             raise self.invalid("The access token is invalid.") from None
         exp, iat, tenant, permissions = (claims.get(k) for k in ("exp", "iat", "tenant", "permissions"))
+        version = claims.get("ver", 0)
         if not (isinstance(exp, int) and isinstance(iat, int) and isinstance(tenant, str)):
+            raise self.invalid("The access token is invalid.")
+        if not isinstance(version, int) or isinstance(version, bool):
             raise self.invalid("The access token is invalid.")
         if not (isinstance(permissions, list) and all(isinstance(p, str) for p in permissions)):
             raise self.invalid("The access token is invalid.")
@@ -96,7 +103,7 @@ class TokenService:
             )
         if iat > now + LEEWAY_SECONDS:
             raise self.invalid("The access token is not valid yet.")
-        return AdminClaims(str(claims["sub"]), tenant, frozenset(permissions))
+        return AdminClaims(str(claims["sub"]), tenant, frozenset(permissions), version)
 
     def invalid(self, message: str) -> AuthFailed:
         return AuthFailed(message, code="invalid_token", headers=self.challenge)

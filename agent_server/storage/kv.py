@@ -33,6 +33,10 @@ class KV(Protocol):
 
     async def delete(self, key: str) -> None: ...
 
+    async def take(self, key: str) -> bytes | None:
+        """Read and delete in one step: of concurrent takers of one value, exactly one gets it."""
+        ...
+
     async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> tuple[int, float | None]:
         """Add atomically; the TTL starts when the key is created. Returns (value, seconds left)."""
         ...
@@ -108,6 +112,11 @@ class MemoryKV:
 
     async def delete(self, key: str) -> None:
         self._values.pop(key, None)
+
+    async def take(self, key: str) -> bytes | None:
+        value = await self.get(key)
+        self._values.pop(key, None)
+        return value
 
     async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> tuple[int, float | None]:
         self._sweep()
@@ -240,6 +249,9 @@ class RedisKV:
 
     async def delete(self, key: str) -> None:
         await self.guarded(self.client.delete(self._k(key)))
+
+    async def take(self, key: str) -> bytes | None:
+        return await self.guarded(self.client.getdel(self._k(key)))
 
     async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> tuple[int, float | None]:
         value, pttl = await self.guarded(self._incr(keys=[self._k(key)], args=[amount, _ms(ttl) or 0]))

@@ -93,8 +93,8 @@ def view(record: ApiKey) -> dict[str, Any]:
 
 @router.post("/admin/auth/login", summary="Exchange e-mail and password for an admin JWT")
 async def login(body: Login, gateway: GatewayDep) -> TokenResponse:
-    token, expires_in = await gateway.login(body.email, body.password)
-    return TokenResponse(access_token=token, expires_in=expires_in)
+    signed_in = await gateway.login(body.email, body.password)
+    return TokenResponse(access_token=signed_in.access_token, expires_in=signed_in.expires_in)
 
 
 @router.post("/admin/api-keys", status_code=status.HTTP_201_CREATED, summary="Create an API key")

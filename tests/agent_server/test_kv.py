@@ -120,6 +120,25 @@ async def test_delete_removes_and_ignores_missing_keys(case: Case) -> None:
     assert await case.kv.set_if_absent("k", b"again") is True
 
 
+async def test_take_returns_the_value_once(case: Case) -> None:
+    await case.kv.set("once", b"v", ttl=60)
+    assert await case.kv.take("once") == b"v"
+    assert await case.kv.take("once") is None
+    assert await case.kv.get("once") is None
+
+
+async def test_take_under_concurrency_has_one_winner(case: Case) -> None:
+    await case.kv.set("race", b"v", ttl=60)
+    results = await asyncio.gather(*(case.kv.take("race") for _ in range(20)))
+    assert results.count(b"v") == 1 and results.count(None) == 19
+
+
+async def test_take_of_an_expired_value_is_none(case: Case) -> None:
+    await case.kv.set("gone", b"v", ttl=case.short_ttl)
+    await case.expire()
+    assert await case.kv.take("gone") is None
+
+
 async def test_incr_counts_and_reads_back_as_bytes(case: Case) -> None:
     assert await case.kv.incr("n") == (1, None)
     assert await case.kv.incr("n", 5) == (6, None)

@@ -1,0 +1,1 @@
+"""Self-serve accounts: registration, e-mail links, password policy, sessions, passkeys, single sign-on."""

@@ -1,0 +1,30 @@
+"""The accounts layer of an app, built once by ``create_app``: what the account routes call."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from agent_server.accounts.password_policy import PasswordPolicy
+from agent_server.admin.crypto import SecretBox
+from agent_server.gateway.service import Gateway
+from agent_server.mail.service import Mailer
+from agent_server.ratelimit import Limiter
+from agent_server.services import Services
+
+
+class Accounts:
+    def __init__(self, services: Services, gateway: Gateway) -> None:
+        settings = services.settings
+        self.services, self.gateway, self.settings = services, gateway, settings
+        self.db, self.clock, self.kv = services.db, services.clock, services.kv
+        self.sessions = gateway.sessions
+        self.box = SecretBox.from_settings(settings)
+        self.policy = PasswordPolicy(settings, services.http)
+        self.limiter = Limiter(services.kv, services.clock, prefix="rl-accounts")
+        self.mailer = Mailer(settings, services.db, self.box, services.clock)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Accounts]:
+        async with self.mailer.running():
+            yield self

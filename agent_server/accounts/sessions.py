@@ -1,0 +1,63 @@
+"""Admin sessions: a JWT carries the user's token version; raising the version ends every earlier JWT.
+
+Sign-out and password changes raise it (docs/accounts.md, "Sessions"). The check reads the user's
+row on every admin request (one primary-key query): the database is the one source of truth in every
+deployment, so a sign-out holds at once in every process, with or without Redis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select, update
+
+from agent_server.gateway.tables import Tenant, User
+from agent_server.gateway.tokens import AdminClaims, TokenService
+from agent_server.storage.db import Database
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    access_token: str
+    expires_in: int
+    user_id: str
+    tenant_id: str
+
+    def body(self) -> dict[str, object]:
+        return {
+            "access_token": self.access_token,
+            "token_type": "bearer",
+            "expires_in": self.expires_in,
+            "user_id": self.user_id,
+            "tenant_id": self.tenant_id,
+        }
+
+
+class Sessions:
+    def __init__(self, db: Database, tokens: TokenService) -> None:
+        self.db, self.tokens = db, tokens
+
+    def issue(self, user: User) -> SignedIn:
+        token, ttl = self.tokens.issue(user.id, user.tenant_id, list(user.permissions), user.token_version)
+        return SignedIn(token, ttl, user.id, user.tenant_id)
+
+    async def check(self, claims: AdminClaims) -> None:
+        """401 when the user is gone, moved or signed out since the token was issued."""
+        query = select(User.token_version, User.tenant_id).where(User.id == claims.user_id)
+        async with self.db.session() as session:
+            row = (await session.execute(query)).first()
+        if row is None or row[0] != claims.version or row[1] != claims.tenant_id:
+            raise self.tokens.invalid("This session has ended; sign in again at /admin/auth/login.")
+
+    async def end_all(self, user_id: str) -> int:
+        """End every session of the user; returns the new token version."""
+        async with self.db.session() as session:
+            await session.execute(
+                update(User).where(User.id == user_id).values(token_version=User.token_version + 1)  # type: ignore[arg-type]
+            )
+            version = await session.scalar(select(User.token_version).where(User.id == user_id))
+        return int(version or 0)
+
+    async def sso_enforced(self, tenant_id: str) -> bool:
+        async with self.db.session() as session:
+            return bool(await session.scalar(select(Tenant.sso_enforced).where(Tenant.id == tenant_id)))

@@ -1,0 +1,1 @@
+"""Outgoing mail: a durable outbox in the database, sent by a worker over SMTP or into a folder."""

@@ -1,0 +1,7 @@
+"""(Being built.)"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter()
