@@ -18,6 +18,7 @@ run: $(BIN)/.installed
 	$(BIN)/agentgate serve --host 127.0.0.1 --port 8000
 
 test: $(BIN)/.installed
+	@for script in tests/support/deps/*.sh; do [ -e "$$script" ] || continue; sh "$$script" || exit 1; done
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest
