@@ -55,7 +55,13 @@ async def admin_claims(request: Request) -> AdminClaims:
     return await request.app.state.gateway.authorize_admin(bearer_token(request))
 
 
+async def user_claims(request: Request) -> AdminClaims:
+    """The verified JWT of any signed-in user (sign-out and password change need no admin right)."""
+    return await request.app.state.gateway.authenticate_user(bearer_token(request))
+
+
 GatewayDep = Annotated[Gateway, Depends(get_gateway)]
 ChatCaller = Annotated[Caller, Depends(api_key_caller("chat"))]
 ModelsCaller = Annotated[Caller, Depends(api_key_caller("models"))]
 AdminDep = Annotated[AdminClaims, Depends(admin_claims)]
+UserDep = Annotated[AdminClaims, Depends(user_claims)]

@@ -1,7 +1,7 @@
-"""What ``GET``/``OPTIONS /register`` and ``/consultant-code/validate`` say (spec 5.5).
+"""What ``GET``/``OPTIONS /register`` and ``/consultant-code/validate`` say (contract 5.5).
 
-Registration is self-serve with no manual approval; the API flow is planned, so the document
-describes it and points people to the portal.
+The document describes the live flow only: ``methods`` comes from what the app serves, and a test
+checks every endpoint it names against the app's routes (tests/accounts/test_register_document.py).
 """
 
 from __future__ import annotations
@@ -10,22 +10,69 @@ import hmac
 from typing import Any
 
 from agent_server.content import Plan
+from agent_server.gateway.passwords import MIN_LENGTH
 from agent_server.settings import Settings
 
-PASSWORD_MIN_LENGTH = 12
+METHODS = {
+    "password": {
+        "id": "email_password",
+        "description": "E-mail and password; the password is checked when you register.",
+        "body": {"method": "password", "password": "<12+ characters>"},
+    },
+    "passkey": {
+        "id": "webauthn",
+        "description": "E-mail and a passkey (WebAuthn): the answer carries creation options; POST the "
+        "new credential to /register/passkey, then follow the link.",
+        "body": {"method": "passkey"},
+    },
+}
 
 
-def registration(settings: Settings, plans: list[Plan]) -> dict[str, Any]:
-    portal = (settings.app_url or settings.public_base_url).rstrip("/")
-    base = settings.public_base_url.rstrip("/")
+def _endpoint(base: str, method: str, path: str, what: str) -> dict[str, str]:
+    return {"method": method, "url": f"{base}{path}", "description": what}
+
+
+def registration(
+    settings: Settings, plans: list[Plan], methods: list[str], sign_in: list[str]
+) -> dict[str, Any]:
+    """``methods``: registration methods served (password, passkey); ``sign_in``: password, passkey, sso."""
+    portal, base = settings.app_base_url, settings.public_base_url.rstrip("/")
+    ttl = settings.registration_link_ttl_seconds
+    endpoints = {
+        "register": _endpoint(base, "POST", "/register", "Start: e-mail, organisation, plan, method."),
+        "verify": _endpoint(base, "POST", "/register/verify", "Use the link's token: creates and signs in."),
+        "link": _endpoint(base, "GET", "/register/verify", "What a link does, without using it up."),
+        "login": _endpoint(base, "POST", "/admin/auth/login", "Sign in with e-mail and password."),
+        "password_forgot": _endpoint(base, "POST", "/admin/auth/password/forgot", "Mail a reset link."),
+        "password_reset": _endpoint(
+            base, "POST", "/admin/auth/password/reset", "Set a password with a link."
+        ),
+    }
+    if "passkey" in methods:
+        endpoints["register_passkey"] = _endpoint(
+            base, "POST", "/register/passkey", "Keep the passkey created at registration."
+        )
+    if "passkey" in sign_in:
+        endpoints["passkey_options"] = _endpoint(
+            base, "POST", "/admin/auth/passkey/options", "Passkey challenge."
+        )
+        endpoints["passkey_login"] = _endpoint(base, "POST", "/admin/auth/passkey", "Sign in with a passkey.")
+    if "sso" in sign_in:
+        endpoints["sso_discover"] = _endpoint(base, "POST", "/sso/discover", "Single sign-on for an e-mail.")
     return {
         "registration_url": f"{portal}/register",
         "self_serve": True,
         "manual_approval": False,
         "api_flow": {
-            "status": "planned",
-            "message": f"Register at {portal}/register; registering through this API comes later.",
+            "status": "live",
+            "steps": [
+                "POST /register with email, organisation, plan and a password (or method passkey).",
+                "Open the link mailed to you; POST its token to /register/verify within "
+                f"{ttl // 60} minutes. The organisation is created, its trial starts and you are signed in.",
+                "Create API keys with POST /admin/api-keys and call /v1 with them.",
+            ],
         },
+        "endpoints": endpoints,
         "fields": [
             {
                 "name": "email",
@@ -36,12 +83,8 @@ def registration(settings: Settings, plans: list[Plan]) -> dict[str, Any]:
             },
             {"name": "organisation", "type": "string", "required": True, "description": "The tenant's name."},
             {"name": "plan", "type": "string", "required": True, "enum": [p.id for p in plans]},
-            {
-                "name": "password",
-                "type": "string",
-                "required": False,
-                "description": "Only for the email_password method.",
-            },
+            {"name": "method", "type": "string", "required": False, "enum": methods},
+            {"name": "password", "type": "string", "required": False, "description": "For method password."},
             {
                 "name": "consultant_code",
                 "type": "string",
@@ -50,11 +93,22 @@ def registration(settings: Settings, plans: list[Plan]) -> dict[str, Any]:
             },
         ],
         "password_rules": {
-            "min_length": PASSWORD_MIN_LENGTH,
+            "min_length": MIN_LENGTH,
             "breach_checked": True,
-            "description": f"At least {PASSWORD_MIN_LENGTH} characters; passwords found in breach lists are refused.",
+            "description": f"At least {MIN_LENGTH} characters; passwords found in breach lists are refused.",
         },
-        "methods": ["email_password", "webauthn"],
+        "methods": [METHODS[m]["id"] for m in methods],
+        "method_details": [METHODS[m] for m in methods],
+        "sign_in": sign_in,
+        "verification": {
+            "single_use": True,
+            "expires_in_seconds": ttl,
+            "confirm_with": "POST /register/verify",
+        },
+        "limits": {
+            "registrations_per_ip_per_hour": settings.register_limit_per_ip,
+            "registrations_per_email_per_hour": settings.register_limit_per_email,
+        },
         "plans": [
             {
                 "id": p.id,

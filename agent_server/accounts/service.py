@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from agent_server.accounts.credentials import Credentials
+from agent_server.accounts.passkeys import Passkeys
 from agent_server.accounts.password_policy import PasswordPolicy
+from agent_server.accounts.registration import Registrations
 from agent_server.admin.crypto import SecretBox
 from agent_server.gateway.service import Gateway
 from agent_server.mail.service import Mailer
@@ -23,6 +26,19 @@ class Accounts:
         self.policy = PasswordPolicy(settings, services.http)
         self.limiter = Limiter(services.kv, services.clock, prefix="rl-accounts")
         self.mailer = Mailer(settings, services.db, self.box, services.clock)
+        name = services.knowledge.pack.company.name
+        self.passkeys = Passkeys(settings, self.db, self.kv, self.clock, name)
+        self.registrations = Registrations(
+            settings, self.db, self.clock, self.box, self.policy, self.limiter, self.sessions, name
+        )
+        self.credentials = Credentials(
+            settings, self.db, self.clock, self.box, self.policy, self.limiter, gateway, name
+        )
+
+    @property
+    def sign_in_methods(self) -> list[str]:
+        """How users sign in here: what GET /register advertises."""
+        return ["password", *(["passkey"] if self.registrations.passkeys is not None else [])]
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Accounts]:

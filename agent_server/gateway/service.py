@@ -26,6 +26,7 @@ from agent_server.llm.types import LLMBackend
 from agent_server.services import Services
 from agent_server.storage.kv import RedisKV
 from agent_server.tasks import stop_tasks
+from agent_server.versions import CURRENT_VERSION
 
 log = logging.getLogger("agentgate.gateway")
 T = TypeVar("T")
@@ -46,9 +47,10 @@ class Caller(NamedTuple):
 
 
 class Gateway:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, current_version: str = CURRENT_VERSION) -> None:
         settings = services.settings
         self.services, self.db, self.clock = services, services.db, services.clock
+        self.current_version = current_version  # what usage rows of requests that pin none record
         self.environment = "test" if settings.sandbox else "live"
         self.catalog = PlanCatalog()
         realm = settings.service_name
@@ -131,7 +133,9 @@ class Gateway:
         prompt_tokens: int = 0,
         completion_tokens: int = 0,
         stream: bool = False,
+        api_version: str | None = None,
     ) -> None:
+        """Queue the request's usage row; ``api_version`` is the version the client pinned, if any."""
         principal = caller.principal
         await self.usage.append(
             UsageRow(
@@ -146,6 +150,8 @@ class Gateway:
                 backend,
                 stream,
                 self.clock.now(),
+                None,  # row_token, set by the writer; positional: keywords cost a NamedTuple ~90 ns
+                api_version or self.current_version,
             )
         )
 
@@ -192,11 +198,16 @@ class Gateway:
             log.warning("login throttle unavailable: the KV failed", exc_info=True)
             return None
 
-    async def authorize_admin(self, token: str | None) -> AdminClaims:
+    async def authenticate_user(self, token: str | None) -> AdminClaims:
+        """The claims of a live session (valid JWT, not signed out since), whatever the permissions."""
         if not token:
             raise self.tokens.invalid("Missing bearer token; log in at /admin/auth/login.")
         claims = self.tokens.verify(token)
         await self.sessions.check(claims)
+        return claims
+
+    async def authorize_admin(self, token: str | None) -> AdminClaims:
+        claims = await self.authenticate_user(token)
         if not claims.permissions & ADMIN_PERMISSIONS:
             raise PermissionDenied("This user is not an administrator of the tenant.")
         return claims

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from http_facade.routes import account_passkeys, admin_sso, sso_oidc, sso_saml
+from http_facade.routes import account_auth, account_passkeys, admin_sso, register, sso_oidc, sso_saml
 
 ACCOUNT_ROUTERS = (
+    register.router,
+    account_auth.router,
     account_passkeys.router,
     admin_sso.router,
     sso_oidc.router,

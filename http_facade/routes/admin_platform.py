@@ -4,16 +4,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query, Request
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import APIRouter, Query, Request, status
+from pydantic import BaseModel, ConfigDict, EmailStr, Field
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 
-from agent_server.errors import NotFound, ValidationFailed
+from agent_server.errors import Conflict, NotFound, ValidationFailed
+from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import PlanRecord, Tenant, User
 from agent_server.webhooks.repository import iso
 from http_facade.routes.admin_common import PlatformDep, audit_note
 
 router = APIRouter(tags=["admin: platform"])
+
+
+class TenantCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=2, max_length=200)
+    plan_id: str = Field(min_length=1, max_length=40)
+    rate_limit_per_minute: int | None = Field(default=None, ge=1, le=1_000_000)
+    admin_email: EmailStr | None = Field(
+        default=None,
+        description="Invited as the tenant's first admin: a link to choose a password is mailed.",
+    )
 
 
 class TenantPatch(BaseModel):
@@ -63,6 +77,49 @@ async def list_tenants(
         "total": int(total or 0),
         "data": [tenant_view(t, users.get(t.id, 0)) for t in tenants],
     }
+
+
+@router.post(
+    "/admin/platform/tenants",
+    status_code=status.HTTP_201_CREATED,
+    summary="Create a tenant, optionally inviting its first admin by e-mail (platform:admin)",
+)
+async def create_tenant(body: TenantCreate, actor: PlatformDep, request: Request) -> dict[str, Any]:
+    services, accounts = request.app.state.services, request.app.state.accounts
+    now = services.clock.now()
+    async with services.db.session() as session:
+        plan = await session.get(PlanRecord, body.plan_id)
+        if plan is None:
+            raise ValidationFailed(f"Unknown plan '{body.plan_id}'.", param="plan_id")
+        tenant = repo.new_tenant(now, body.name.strip(), plan, body.rate_limit_per_minute)
+        try:
+            session.add(tenant)
+            await session.flush()
+        except IntegrityError:
+            raise Conflict(f"A tenant named '{tenant.name}' exists already.", param="name") from None
+        if body.admin_email is not None:
+            user = repo.new_user(now, tenant.id, str(body.admin_email), None, ["tenant:admin"])
+            try:
+                session.add(user)
+                await session.flush()
+            except IntegrityError:
+                raise Conflict(
+                    f"A user with the e-mail {user.email} exists already.", param="admin_email"
+                ) from None
+            accounts.credentials.invite(session, tenant, user, now)
+    audit_note(
+        request,
+        action="platform.tenant.create",
+        target=tenant.id,
+        tenant_id=tenant.id,
+        details={
+            "plan": tenant.plan_id,
+            "invited": body.admin_email is not None,
+            "by_tenant": actor.tenant_id,
+        },
+    )
+    invited = str(body.admin_email).strip().lower() if body.admin_email is not None else None
+    return {**tenant_view(tenant, 1 if invited else 0), "invited": invited}
 
 
 @router.patch("/admin/platform/tenants/{tenant_id}", summary="Change a tenant's plan or negotiated limit")

@@ -21,7 +21,7 @@ from agent_server.errors import ValidationFailed
 from agent_server.services import Services
 from http_facade.deps import ServicesDep, SettingsDep
 from wellknown import health as docs
-from wellknown.registration import consultant_code, registration
+from wellknown.registration import consultant_code
 
 router = APIRouter(tags=["probes"])
 HEALTH_JSON = {"content": {docs.HEALTH_JSON: {"schema": {"type": "object", "required": ["status"]}}}}
@@ -228,17 +228,6 @@ async def metrics_json(request: Request) -> MetricsSnapshot:
 async def metrics_prometheus(request: Request, settings: SettingsDep) -> Response:
     text = request.app.state.metrics.prometheus(settings.service_name.replace("-", "_"))
     return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
-
-
-@router.get("/register", summary="How self-serve registration works")
-async def register(settings: SettingsDep, services: ServicesDep) -> dict[str, Any]:
-    return registration(settings, services.knowledge.pack.plans)
-
-
-@router.options("/register", summary="How self-serve registration works (OPTIONS)")
-async def register_options(settings: SettingsDep, services: ServicesDep) -> JSONResponse:
-    body = registration(settings, services.knowledge.pack.plans)
-    return JSONResponse(body, headers={"Allow": "GET, OPTIONS"})
 
 
 class ConsultantCode(BaseModel):

@@ -159,19 +159,6 @@ def test_metrics_memory_is_bounded() -> None:
     assert sum(s.count for s in metrics.series) == 1000
 
 
-async def test_registration_is_described(client: httpx.AsyncClient, app: FastAPI) -> None:
-    for method in ("GET", "OPTIONS"):
-        doc = json_of(await client.request(method, "/register"))
-        assert doc["self_serve"] is True and doc["manual_approval"] is False
-        assert doc["password_rules"] == {
-            "min_length": 12,
-            "breach_checked": True,
-            "description": doc["password_rules"]["description"],
-        }
-        assert {p["trial_days"] for p in doc["plans"]} == {14}
-        assert {"email_password", "webauthn"} == set(doc["methods"])
-
-
 async def test_consultant_code_validation(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, public_base_url=BASE_URL, consultant_codes="ACME-2026, partner7")
     app = create_app(settings)

@@ -1,0 +1,88 @@
+"""Sign-out and passwords of existing users (docs/accounts.md, "Passwords" and "Sessions").
+
+Sign-in itself is ``POST /admin/auth/login`` (admin_keys.py), passkeys are in account_passkeys.py and
+single sign-on under ``/sso``. Every answer that carries a token is ``Cache-Control: no-store``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query, Request, Response, status
+from pydantic import BaseModel, ConfigDict, EmailStr, Field
+
+from agent_server.accounts.links import RESET_PATH
+from http_facade.deps import client_ip
+from http_facade.gateway_deps import UserDep
+
+router = APIRouter(tags=["accounts"])
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+class PasswordChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    current_password: str | None = Field(
+        default=None, max_length=1024, description="Needed when the account has a password."
+    )
+    new_password: str = Field(max_length=1024, description="12+ characters, not breached.")
+
+
+class Forgot(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    email: EmailStr
+
+
+class Reset(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    token: str = Field(min_length=1, max_length=200, description="The token of the link in the mail.")
+    password: str = Field(max_length=1024, description="12+ characters, not breached.")
+
+
+@router.post("/admin/auth/logout", summary="Sign out: ends every session of the user")
+async def logout(claims: UserDep, request: Request) -> dict[str, Any]:
+    return await request.app.state.accounts.credentials.sign_out(claims.user_id)
+
+
+@router.post("/admin/auth/password", summary="Change the password; other sessions end, a new token is issued")
+async def change_password(
+    body: PasswordChange, claims: UserDep, request: Request, response: Response
+) -> dict[str, Any]:
+    credentials = request.app.state.accounts.credentials
+    signed_in = await credentials.change(claims.user_id, body.current_password, body.new_password)
+    response.headers.update(NO_STORE)
+    return signed_in.body()
+
+
+@router.post(
+    "/admin/auth/password/forgot",
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Mail a password reset link (the same answer for every address)",
+)
+async def forgot(body: Forgot, request: Request) -> dict[str, Any]:
+    return await request.app.state.accounts.credentials.forgot(str(body.email), client_ip(request))
+
+
+@router.get(RESET_PATH, summary="What a reset or invitation link does (uses nothing up)")
+async def reset_link(
+    request: Request, token: str = Query(min_length=1, max_length=200, description="The token of the link.")
+) -> dict[str, Any]:
+    state = await request.app.state.accounts.credentials.link_state(token)
+    return {
+        "object": "password_link",
+        "state": state,
+        "confirm": {
+            "method": "POST",
+            "path": RESET_PATH,
+            "body": {"token": token, "password": "<new password>"},
+        },
+    }
+
+
+@router.post(RESET_PATH, summary="Set a new password with a reset or invitation link, and sign in")
+async def reset(body: Reset, request: Request, response: Response) -> dict[str, Any]:
+    signed_in = await request.app.state.accounts.credentials.reset(body.token, body.password)
+    response.headers.update(NO_STORE)
+    return signed_in.body()

@@ -1,0 +1,130 @@
+"""Self-serve registration over HTTP (contract 5.5; docs/accounts.md).
+
+``GET``/``OPTIONS /register`` describe the live flow; ``POST /register`` starts it; the link in the
+mail leads to ``/register/verify``, whose GET only describes the link and whose POST uses it up.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query, Request, Response, status
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, EmailStr, Field, model_validator
+
+from agent_server.accounts.registration import PASSKEY, PASSWORD, Application
+from agent_server.errors import ValidationFailed
+from http_facade.deps import SettingsDep, client_ip
+from wellknown.registration import consultant_code, registration
+
+router = APIRouter(tags=["accounts"])
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+class RegisterBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    email: EmailStr = Field(description="Verified by a one-time link before anything is created.")
+    organisation: str = Field(min_length=2, max_length=200, description="The tenant's name.")
+    plan: str = Field(min_length=1, max_length=40, description="A plan id from GET /register.")
+    method: Literal["password", "passkey"] | None = Field(
+        default=None, description="Default: password when a password is sent."
+    )
+    password: str | None = Field(default=None, max_length=1024, description="12+ characters, not breached.")
+    consultant_code: str | None = Field(default=None, max_length=64)
+
+    @model_validator(mode="after")
+    def _method(self) -> RegisterBody:
+        if self.method is None:
+            self.method = PASSWORD if self.password is not None else None
+        if self.method is None:
+            raise ValueError("send a password, or method 'passkey' to create a passkey instead")
+        if self.method == PASSWORD and self.password is None:
+            raise ValueError("method 'password' needs a password")
+        if self.method == PASSKEY and self.password is not None:
+            raise ValueError("method 'passkey' takes no password")
+        return self
+
+
+class PasskeyBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    registration_id: str = Field(min_length=1, max_length=40)
+    credential: dict[str, Any] = Field(description="The PublicKeyCredential of navigator.credentials.create.")
+
+
+class VerifyBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    token: str = Field(min_length=1, max_length=200, description="The token of the link in the mail.")
+    organisation: str | None = Field(
+        default=None, min_length=2, max_length=200, description="Another name, if the first is taken."
+    )
+
+
+def _describe(request: Request) -> dict[str, Any]:
+    accounts = request.app.state.accounts
+    plans = request.app.state.services.knowledge.pack.plans
+    return registration(accounts.settings, plans, accounts.registrations.methods, accounts.sign_in_methods)
+
+
+@router.get("/register", summary="How self-serve registration works")
+async def describe(request: Request) -> dict[str, Any]:
+    return _describe(request)
+
+
+@router.options("/register", summary="How self-serve registration works (OPTIONS)")
+async def describe_options(request: Request) -> JSONResponse:
+    return JSONResponse(_describe(request), headers={"Allow": "GET, POST, OPTIONS"})
+
+
+@router.post(
+    "/register",
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Register: an organisation, its plan and its first admin; a link is mailed to confirm",
+)
+async def register(body: RegisterBody, request: Request, settings: SettingsDep) -> dict[str, Any]:
+    if body.consultant_code is not None and not consultant_code(settings, body.consultant_code)["valid"]:
+        raise ValidationFailed(
+            "Unknown consultant code; check it or register without one.", param="consultant_code"
+        )
+    application = Application(str(body.email), body.organisation, body.plan, body.password)
+    return await request.app.state.accounts.registrations.register(application, client_ip(request))
+
+
+@router.post(
+    "/register/passkey", summary="Keep the passkey created at registration until the link is followed"
+)
+async def register_passkey(body: PasskeyBody, request: Request) -> dict[str, Any]:
+    return await request.app.state.accounts.registrations.attach_passkey(
+        body.registration_id, body.credential
+    )
+
+
+@router.get("/register/verify", summary="What the link in the registration mail does (uses nothing up)")
+async def verify_link(
+    request: Request, token: str = Query(min_length=1, max_length=200, description="The token of the link.")
+) -> dict[str, Any]:
+    state = await request.app.state.accounts.registrations.link_state(token)
+    return {
+        "object": "registration_link",
+        "state": state,
+        "confirm": {"method": "POST", "path": "/register/verify", "body": {"token": token}},
+        "message": {
+            "valid": "POST the token to finish: the organisation is created and you are signed in.",
+            "used": "This link was already used: sign in at /admin/auth/login.",
+            "expired": "This link expired: register again to get a new one.",
+            "invalid": "This link is not valid: check that the whole link was copied.",
+        }[state],
+    }
+
+
+@router.post(
+    "/register/verify",
+    status_code=status.HTTP_201_CREATED,
+    summary="Use the registration link: create the organisation (trial starts) and sign its admin in",
+)
+async def verify(body: VerifyBody, request: Request, response: Response) -> dict[str, Any]:
+    verified = await request.app.state.accounts.registrations.verify(body.token, body.organisation)
+    response.headers.update(NO_STORE)
+    return verified.body()
