@@ -29,8 +29,15 @@ REF = "#/components/"
 HEALTH_JSON = "application/health+json"
 API_KEY = [{"apiKeyBearer": []}, {"apiKeyHeader": []}]
 ADMIN_JWT = [{"adminJWT": []}]
-# Routes of the admin group that take no JWT (they issue it).
-PUBLIC_ADMIN = ("/admin/auth/login",)
+# Routes of the admin group that take no JWT: they issue one, or a link or a browser report is the credential.
+PUBLIC_ADMIN = (
+    "/admin/auth/login",
+    "/admin/auth/password/forgot",
+    "/admin/auth/password/reset",
+    "/admin/auth/passkey/options",
+    "/admin/auth/passkey",
+    "/admin/csp-report/",
+)
 ERROR_TEXT = {
     400: "Malformed request, invalid parameter or unsupported API-Version.",
     401: "Missing or invalid credential; see WWW-Authenticate.",

@@ -34,6 +34,7 @@ class Accounts:
         self.credentials = Credentials(
             settings, self.db, self.clock, self.box, self.policy, self.limiter, gateway, name
         )
+        self.registrations.passkeys = self.passkeys  # registration may start with a passkey
 
     @property
     def sign_in_methods(self) -> list[str]:

@@ -1,5 +1,6 @@
 """Imports every table module, so SQLModel.metadata is complete for Alembic and tests."""
 
+from agent_server.accounts import passkey_tables  # noqa: F401
 from agent_server.accounts import tables as account_tables  # noqa: F401
 from agent_server.gateway import tables as gateway_tables  # noqa: F401
 from agent_server.llm import tables as llm_tables  # noqa: F401

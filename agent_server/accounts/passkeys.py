@@ -1,0 +1,300 @@
+"""Passkeys (WebAuthn, verified by py_webauthn): creation and sign-in ceremonies, credentials per user.
+
+- The relying party's id, name and origins come from settings (``RelyingParty.from_settings``).
+- A ceremony's challenge waits in the KV for ``CEREMONY_SECONDS`` and the answer takes it, once
+  (passkey_ceremonies.py): a replayed or late answer finds nothing and is refused.
+- User verification is required: a passkey replaces the password, so it must prove the person too.
+- A sign-in with an e-mail lists that user's credentials; an address without passkeys (or unknown)
+  gets decoy credential ids from an HMAC of the address, the same on every call and in every
+  process, so the answer never tells which addresses have accounts.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Sequence
+from hashlib import sha256
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+from webauthn import (
+    generate_authentication_options,
+    generate_registration_options,
+    verify_authentication_response,
+    verify_registration_response,
+)
+from webauthn.helpers import (
+    base64url_to_bytes,
+    bytes_to_base64url,
+    options_to_json_dict,
+    parse_authentication_credential_json,
+)
+from webauthn.helpers.cose import COSEAlgorithmIdentifier
+from webauthn.helpers.structs import (
+    AuthenticatorSelectionCriteria,
+    AuthenticatorTransport,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from agent_server.accounts import passkey_store as store
+from agent_server.accounts.passkey_ceremonies import CEREMONY_SECONDS, Ceremonies
+from agent_server.accounts.passkey_relying_party import RelyingParty
+from agent_server.accounts.passkey_tables import MAX_CREDENTIAL_ID_CHARS, MAX_NAME_CHARS, PasskeyCredential
+from agent_server.clock import Clock
+from agent_server.errors import AuthFailed, Conflict, NotFound, ValidationFailed
+from agent_server.gateway.keys import new_id
+from agent_server.gateway.tables import User
+from agent_server.gateway.tokens import bearer_challenge, signing_secret
+from agent_server.ratelimit import Limiter, Policy
+from agent_server.settings import Settings
+from agent_server.storage.db import Database
+from agent_server.storage.kv import KV
+from agent_server.timeutil import utc
+
+# ES256 first (every platform authenticator has it), then Ed25519 and RS256 (Windows Hello).
+ALGORITHMS = [COSEAlgorithmIdentifier(alg) for alg in (-7, -8, -257)]
+TRANSPORTS = {t.value: t for t in AuthenticatorTransport}
+DECOY_TRANSPORTS = [AuthenticatorTransport.HYBRID, AuthenticatorTransport.INTERNAL]
+# Sign-in options are anonymous and each keeps a challenge for minutes: bound them per client.
+SIGN_IN_OPTIONS = Policy("passkey-sign-in", 30, 60, fail_open=True)
+CREATE, GET = "passkey-create", "passkey-get"
+MAX_REASON_CHARS = 300
+
+
+class Passkeys:
+    def __init__(self, settings: Settings, db: Database, kv: KV, clock: Clock, rp_name: str) -> None:
+        self.rp = RelyingParty.from_settings(settings, rp_name)
+        self.db, self.kv, self.clock = db, kv, clock
+        self.ceremonies = Ceremonies(kv)
+        self.limiter = Limiter(kv, clock, prefix="rl-passkeys")
+        self._decoy_key = hmac.new(signing_secret(settings), b"passkey decoy ids", sha256).digest()
+        self._challenge = {"WWW-Authenticate": bearer_challenge(settings.service_name)}
+
+    # -- creation: at registration and for signed-in users -----------------------------------------
+
+    async def creation_options(
+        self,
+        *,
+        state_key: str,
+        user_handle: bytes,
+        user_name: str,
+        display_name: str,
+        exclude: Sequence[bytes] = (),
+    ) -> dict[str, Any]:
+        """Options for ``navigator.credentials.create()``; the challenge waits under ``state_key``."""
+        options = generate_registration_options(
+            rp_id=self.rp.id,
+            rp_name=self.rp.name,
+            user_id=user_handle,
+            user_name=user_name,
+            user_display_name=display_name,
+            timeout=CEREMONY_SECONDS * 1000,
+            authenticator_selection=AuthenticatorSelectionCriteria(
+                resident_key=ResidentKeyRequirement.REQUIRED,
+                user_verification=UserVerificationRequirement.REQUIRED,
+            ),
+            exclude_credentials=[PublicKeyCredentialDescriptor(id=c) for c in exclude],
+            supported_pub_key_algs=ALGORITHMS,
+        )
+        state = {
+            "challenge": bytes_to_base64url(options.challenge),
+            "user_handle": bytes_to_base64url(user_handle),
+        }
+        await self.ceremonies.keep(f"{CREATE}:{state_key}", state)
+        return options_to_json_dict(options)
+
+    async def verify_creation(self, *, state_key: str, credential: dict[str, Any]) -> dict[str, Any]:
+        """Check the authenticator's answer (once); a JSON-ready record of the new credential."""
+        state = await self.ceremonies.take(f"{CREATE}:{state_key}", "credential")
+        try:
+            verified = verify_registration_response(
+                credential=credential,
+                expected_challenge=base64url_to_bytes(state["challenge"]),
+                expected_rp_id=self.rp.id,
+                expected_origin=list(self.rp.origins),
+                require_user_verification=True,
+                supported_pub_key_algs=ALGORITHMS,
+            )
+        except (
+            Exception
+        ) as exc:  # the library only parses and checks: whatever it raises is the input's fault
+            raise ValidationFailed(
+                _reason("The passkey could not be verified", exc), code="passkey_invalid", param="credential"
+            ) from None
+        credential_id = bytes_to_base64url(verified.credential_id)
+        if len(credential_id) > MAX_CREDENTIAL_ID_CHARS:
+            raise ValidationFailed(
+                "The credential id is too long.", code="passkey_invalid", param="credential"
+            )
+        if await store.by_credential_id(self.db, credential_id) is not None:
+            raise Conflict(
+                "This passkey is already registered.", code="passkey_already_registered", param="credential"
+            )
+        return {
+            "credential_id": credential_id,
+            "public_key": bytes_to_base64url(verified.credential_public_key),
+            "sign_count": verified.sign_count,
+            "user_handle": state["user_handle"],
+            "transports": _transports(credential),
+            "aaguid": verified.aaguid,
+            "backed_up": verified.credential_backed_up,
+        }
+
+    def store(self, session: AsyncSession, user_id: str, new: dict[str, Any], name: str) -> PasskeyCredential:
+        """Add the credential ``verify_creation`` returned to the caller's session (and transaction)."""
+        row = PasskeyCredential(
+            id=new_id("pk_"),
+            user_id=user_id,
+            credential_id=new["credential_id"],
+            public_key=base64url_to_bytes(new["public_key"]),
+            sign_count=int(new["sign_count"]),
+            user_handle=base64url_to_bytes(new["user_handle"]),
+            transports=list(new["transports"]),
+            aaguid=new["aaguid"],
+            backed_up=bool(new["backed_up"]),
+            name=_name(name),
+            created_at=utc(self.clock.now()),
+        )
+        session.add(row)
+        return row
+
+    # -- a signed-in user's passkeys ---------------------------------------------------------------
+
+    async def options_for(self, user_id: str) -> dict[str, Any]:
+        """Creation options for an existing user, excluding the authenticators they already use."""
+        async with self.db.session() as session:
+            user = await session.get(User, user_id)
+        if user is None:
+            raise NotFound("This user no longer exists.", code="user_not_found")
+        rows = await store.for_user(self.db, user_id)
+        # One handle per account: an authenticator then replaces its old passkey for it, never doubles it.
+        handle = bytes(rows[0].user_handle) if rows else user_id.encode()
+        return await self.creation_options(
+            state_key=f"user:{user_id}",
+            user_handle=handle,
+            user_name=user.email,
+            display_name=user.email,
+            exclude=[base64url_to_bytes(row.credential_id) for row in rows],
+        )
+
+    async def add(self, user_id: str, credential: dict[str, Any], name: str) -> PasskeyCredential:
+        new = await self.verify_creation(state_key=f"user:{user_id}", credential=credential)
+        async with self.db.session() as session:
+            row = self.store(session, user_id, new, name)
+        return row
+
+    async def of_user(self, user_id: str) -> list[PasskeyCredential]:
+        return await store.for_user(self.db, user_id)
+
+    async def rename(self, user_id: str, passkey_id: str, name: str) -> PasskeyCredential:
+        return await store.rename(self.db, user_id, passkey_id, _name(name))
+
+    async def remove(self, user_id: str, passkey_id: str) -> None:
+        await store.remove(self.db, user_id, passkey_id)
+
+    # -- sign-in -------------------------------------------------------------------------------------
+
+    async def request_options(self, email: str | None, client: str) -> dict[str, Any]:
+        """Options for ``navigator.credentials.get()`` and the opaque ``state`` to send back."""
+        await self.limiter.enforce(SIGN_IN_OPTIONS, client)
+        allow: list[PublicKeyCredentialDescriptor] = []
+        owner: str | None = None  # None: any account (discoverable); "": nobody (no passkeys)
+        if email is not None:
+            email = email.strip().lower()
+            rows = await store.for_email(self.db, email)
+            owner = rows[0].user_id if rows else ""
+            allow = [_descriptor(row) for row in rows] or self._decoys(email)
+        options = generate_authentication_options(
+            rp_id=self.rp.id,
+            timeout=CEREMONY_SECONDS * 1000,
+            allow_credentials=allow,
+            user_verification=UserVerificationRequirement.REQUIRED,
+        )
+        state = secrets.token_urlsafe(24)
+        await self.ceremonies.keep(
+            f"{GET}:{state}", {"challenge": bytes_to_base64url(options.challenge), "owner": owner}
+        )
+        return {"state": state, "options": options_to_json_dict(options)}
+
+    async def authenticate(self, state: str, credential: dict[str, Any]) -> User:
+        """The user whose passkey answered the challenge of ``state`` (once); 401 for anything wrong."""
+        saved = await self.ceremonies.take(f"{GET}:{state}", "state")
+        try:
+            parsed = parse_authentication_credential_json(credential)
+        except Exception as exc:
+            raise self._rejected(_reason("The passkey answer is malformed", exc)) from None
+        row = await store.by_credential_id(self.db, bytes_to_base64url(parsed.raw_id))
+        owner = saved["owner"]
+        if row is None or (owner is not None and row.user_id != owner):
+            raise self._rejected("This passkey is not registered here; sign in another way.")
+        handle = parsed.response.user_handle
+        # A discoverable sign-in names its account only by the handle: it must be there and match.
+        if (handle or owner is None) and handle != bytes(row.user_handle):
+            raise self._rejected("The passkey's user handle does not belong to its account.")
+        try:
+            verified = verify_authentication_response(
+                credential=parsed,
+                expected_challenge=base64url_to_bytes(saved["challenge"]),
+                expected_rp_id=self.rp.id,
+                expected_origin=list(self.rp.origins),
+                credential_public_key=bytes(row.public_key),
+                credential_current_sign_count=row.sign_count,
+                require_user_verification=True,
+            )
+        except Exception as exc:  # as above: only the input can make the checks raise
+            raise self._rejected(_reason("The passkey could not be verified", exc)) from None
+        now = utc(self.clock.now())
+        if not await store.record_use(
+            self.db, row, verified.new_sign_count, verified.credential_backed_up, now
+        ):
+            raise self._rejected("Another sign-in used this passkey at the same moment; try again.")
+        async with self.db.session() as session:
+            user = await session.get(User, row.user_id)
+        if user is None:
+            raise self._rejected("This passkey's account no longer exists.")
+        return user
+
+    # -- helpers ---------------------------------------------------------------------------------------
+
+    def _decoys(self, email: str) -> list[PublicKeyCredentialDescriptor]:
+        seed = hmac.new(self._decoy_key, email.encode(), sha256).digest()
+        return [
+            PublicKeyCredentialDescriptor(
+                id=hmac.new(self._decoy_key, seed + bytes([i]), sha256).digest(), transports=DECOY_TRANSPORTS
+            )
+            for i in range(1 + seed[0] % 2)
+        ]
+
+    def _rejected(self, message: str) -> AuthFailed:
+        return AuthFailed(message, code="passkey_rejected", headers=self._challenge)
+
+
+def _descriptor(row: PasskeyCredential) -> PublicKeyCredentialDescriptor:
+    transports = [TRANSPORTS[t] for t in row.transports if t in TRANSPORTS]
+    return PublicKeyCredentialDescriptor(
+        id=base64url_to_bytes(row.credential_id), transports=transports or None
+    )
+
+
+def _transports(credential: dict[str, Any]) -> list[str]:
+    """The transports the browser reported, known values only (a hint for later sign-ins)."""
+    response = credential.get("response")
+    listed = response.get("transports") if isinstance(response, dict) else None
+    if not isinstance(listed, list):
+        return []
+    return sorted({t for t in listed if isinstance(t, str) and t in TRANSPORTS})
+
+
+def _name(name: str) -> str:
+    cleaned = " ".join(name.split())[:MAX_NAME_CHARS]
+    if not cleaned:
+        raise ValidationFailed("Give the passkey a name.", code="passkey_name_missing", param="name")
+    return cleaned
+
+
+def _reason(prefix: str, exc: Exception) -> str:
+    detail = str(exc).strip()
+    return f"{prefix}: {detail}"[:MAX_REASON_CHARS] if detail else f"{prefix}."
