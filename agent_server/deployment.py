@@ -52,6 +52,12 @@ def check_deployment(settings: Settings, *, workers: int = 1) -> None:
         if not settings.sandbox:
             raise DeploymentError(message)
         log.warning("%s (sandbox mode: starting anyway)", message)
+    # A malformed mail setting stops the start here, as one clear line, not at the first send.
+    from agent_server.mail.config import sender_address
+    from agent_server.mail.service import build_transport
+
+    build_transport(settings)
+    sender_address(settings)
     if settings.database_url and not settings.redis_url:
         log.warning(
             "AGENTGATE_DATABASE_URL without AGENTGATE_REDIS_URL: rate limits, chat limits and the job "

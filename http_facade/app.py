@@ -17,6 +17,7 @@ from agent_server.deployment import check_deployment
 from agent_server.gateway.service import Gateway
 from agent_server.mcp import build_mcp_server
 from agent_server.metrics import Metrics
+from agent_server.reminders.job import VersionReminders
 from agent_server.services import Services, build_services, close_services
 from agent_server.settings import Settings
 from agent_server.site.build import build_site
@@ -43,8 +44,12 @@ def create_app(
     check_deployment(settings)  # shared secrets with a shared database (docs/deployment.md)
     versions = versions or default_versions()  # tests inject deprecated and retired versions
     services = build_services(settings, clock)
-    gateway = Gateway(services)
+    gateway = Gateway(services, current_version=versions.current.name)
     accounts = Accounts(services, gateway)  # registration, mail, passwords, passkeys, SSO
+    # Month-6 and final reminder mails to admins of tenants still pinning a deprecated version.
+    reminders = VersionReminders(
+        services.db, versions, accounts.box, services.clock, settings.public_base_url
+    )
     registry = build_registry(settings)
     site = build_site(services, registry)  # public site API: limits, tokens, jobs, checkout
     # MCP and /api/tools/call serve anonymous callers: their model calls spend the site's budget.
@@ -68,6 +73,7 @@ def create_app(
             await stack.enter_async_context(gateway.running())
             # The mail worker sends what registrations and reminders queued (docs/accounts.md).
             await stack.enter_async_context(accounts.running())
+            await stack.enter_async_context(reminders.running())
             # Re-enqueues orphaned jobs, then runs the in-process job worker until shutdown.
             await stack.enter_async_context(site.running())
             # Webhooks subscribe to the event bus; the delivery worker runs until shutdown.
@@ -94,6 +100,7 @@ def create_app(
     app.state.registry = registry
     app.state.gateway = gateway
     app.state.accounts = accounts
+    app.state.reminders = reminders
     app.state.site = site
     app.state.ready = False
     app.state.versions = versions

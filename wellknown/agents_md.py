@@ -174,9 +174,10 @@ def versioning_policy(versions: VersionRegistry, settings: Settings, now: float)
                 "- Day 0: the new version ships and the old one is deprecated. Its responses carry `Deprecation` "
                 "(RFC 9745, `@<epoch seconds>`), `Sunset` (RFC 8594, HTTP-date) and `Link` headers with "
                 f'`rel="deprecation"` (this page) and `rel="successor-version"` (`{base}/openapi.json`).',
-                "- Month 6: e-mail reminder to key holders still using the old version.",
-                f"- Month 11 (the last {FINAL_NOTICE_SECONDS // 86400} days): a `Warning: 299` header names the "
-                "retirement date.",
+                "- Month 6: an e-mail reminder to the admins of tenants whose keys used the old version in the "
+                "last 30 days.",
+                f"- Month 11 (the last {FINAL_NOTICE_SECONDS // 86400} days): the final e-mail reminder to the same "
+                "admins, and a `Warning: 299` header names the retirement date.",
                 "- Month 12: the old version answers 410 Gone, code `version_gone`, with the successor and "
                 "this guide in the body.",
                 "",

@@ -16,7 +16,6 @@ from agent_server.accounts import links, messages
 from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.tables import EmailToken
-from agent_server.admin.crypto import SecretBox
 from agent_server.clock import Clock
 from agent_server.errors import NotFound, ValidationFailed
 from agent_server.gateway import repository as repo
@@ -25,6 +24,7 @@ from agent_server.gateway.passwords import verify_password
 from agent_server.gateway.service import Gateway
 from agent_server.gateway.tables import Tenant, User
 from agent_server.mail.outbox import enqueue
+from agent_server.mail.service import Mailer
 from agent_server.ratelimit import Limiter, Policy
 from agent_server.settings import Settings
 from agent_server.storage.db import Database
@@ -40,13 +40,13 @@ class Credentials:
         settings: Settings,
         db: Database,
         clock: Clock,
-        box: SecretBox,
+        mailer: Mailer,
         policy: PasswordPolicy,
         limiter: Limiter,
         gateway: Gateway,
         service_name: str,
     ) -> None:
-        self.settings, self.db, self.clock, self.box = settings, db, clock, box
+        self.settings, self.db, self.clock, self.mailer = settings, db, clock, mailer
         self.policy, self.limiter, self.gateway, self.service_name = policy, limiter, gateway, service_name
         self.sessions: Sessions = gateway.sessions
         self.per_ip = Policy("reset-ip", settings.register_limit_per_ip, HOUR)
@@ -65,7 +65,10 @@ class Credentials:
             async with self.db.session() as session:
                 token = self.add_token(session, user.id, RESET, now, ttl)
                 url = links.link(self.settings.app_base_url, links.RESET_PATH, token)
-                enqueue(session, self.box, messages.password_reset(email, self.service_name, url, ttl), now)
+                enqueue(
+                    session, self.mailer.box, messages.password_reset(email, self.service_name, url, ttl), now
+                )
+            self.mailer.wake()  # committed: send now rather than at the next poll
         return {
             "object": "password_reset",
             "status": "sent_if_known",
@@ -149,11 +152,18 @@ class Credentials:
     # -- invitation ------------------------------------------------------------------------------
 
     def invite(self, session: AsyncSession, tenant: Tenant, user: User, now: float) -> None:
-        """Queue the first admin's invitation (a link to choose a password) in the caller's transaction."""
+        """Queue the first admin's invitation (a link to choose a password) in the caller's transaction.
+
+        The caller calls ``mailer.wake()`` after its commit."""
         ttl = self.settings.invite_ttl_seconds
         token = self.add_token(session, user.id, INVITE, now, ttl)
         url = links.link(self.settings.app_base_url, links.RESET_PATH, token)
-        enqueue(session, self.box, messages.invite(user.email, self.service_name, tenant.name, url, ttl), now)
+        enqueue(
+            session,
+            self.mailer.box,
+            messages.invite(user.email, self.service_name, tenant.name, url, ttl),
+            now,
+        )
 
     # -- helpers ---------------------------------------------------------------------------------
 

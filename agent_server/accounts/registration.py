@@ -18,13 +18,13 @@ from agent_server.accounts import links, messages
 from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.tables import Registration
-from agent_server.admin.crypto import SecretBox
 from agent_server.clock import Clock
 from agent_server.errors import Conflict, ValidationFailed
 from agent_server.gateway import repository as repo
 from agent_server.gateway.keys import new_id
 from agent_server.gateway.tables import PlanRecord, Tenant, User
 from agent_server.mail.outbox import enqueue
+from agent_server.mail.service import Mailer
 from agent_server.ratelimit import Limiter, Policy
 from agent_server.settings import Settings
 from agent_server.storage.db import Database
@@ -91,13 +91,13 @@ class Registrations:
         settings: Settings,
         db: Database,
         clock: Clock,
-        box: SecretBox,
+        mailer: Mailer,
         policy: PasswordPolicy,
         limiter: Limiter,
         sessions: Sessions,
         service_name: str,
     ) -> None:
-        self.settings, self.db, self.clock, self.box = settings, db, clock, box
+        self.settings, self.db, self.clock, self.mailer = settings, db, clock, mailer
         self.policy, self.limiter, self.sessions, self.service_name = policy, limiter, sessions, service_name
         self.passkeys: PasskeyCeremonies | None = None  # set when passkeys are served
         self.per_ip = Policy("register-ip", settings.register_limit_per_ip, HOUR)
@@ -145,7 +145,8 @@ class Registrations:
                     email, self.service_name, f"{base}/admin/auth/login", f"{base}/admin/auth/password/forgot"
                 )
             session.add(registration)
-            enqueue(session, self.box, mail, now)
+            enqueue(session, self.mailer.box, mail, now)
+        self.mailer.wake()  # committed: send now rather than at the next poll
         answer: dict[str, Any] = {
             "object": "registration",
             "status": "verification_sent",

@@ -29,10 +29,10 @@ class Accounts:
         name = services.knowledge.pack.company.name
         self.passkeys = Passkeys(settings, self.db, self.kv, self.clock, name)
         self.registrations = Registrations(
-            settings, self.db, self.clock, self.box, self.policy, self.limiter, self.sessions, name
+            settings, self.db, self.clock, self.mailer, self.policy, self.limiter, self.sessions, name
         )
         self.credentials = Credentials(
-            settings, self.db, self.clock, self.box, self.policy, self.limiter, gateway, name
+            settings, self.db, self.clock, self.mailer, self.policy, self.limiter, gateway, name
         )
         self.registrations.passkeys = self.passkeys  # registration may start with a passkey
 

@@ -99,3 +99,6 @@ class UsageRecord(SQLModel, table=True):
     # Set on rows that went through the Redis usage log: the drain inserts each token once
     # (migration 0006_usage_row_token; index ux_usage_records_row_token).
     row_token: str | None = Field(default=None, max_length=32)
+    # The contract that served the request: the pinned API-Version, else the current one (spec 9).
+    # Null on rows written before migration 0010_usage_api_version and on playground rows.
+    api_version: str | None = Field(default=None, max_length=24)

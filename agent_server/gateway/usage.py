@@ -63,6 +63,9 @@ class UsageRow(NamedTuple):
     stream: bool
     created_at: float  # clock reading; turned into a datetime at flush, off the request path
     row_token: str | None = None  # set on rows that go through the Redis log
+    # The contract that served the request (spec 9). Last, so rows a previous release left in the
+    # Redis log (one field shorter) still load with ``UsageRow(*fields)``.
+    api_version: str | None = None
 
 
 class UsageWriter:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field
 from agent_server.accounts.links import RESET_PATH
 from http_facade.deps import client_ip
 from http_facade.gateway_deps import UserDep
+from http_facade.routes.admin_common import audit_note
 
 router = APIRouter(tags=["accounts"])
 NO_STORE = {"Cache-Control": "no-store"}
@@ -85,4 +86,5 @@ async def reset_link(
 async def reset(body: Reset, request: Request, response: Response) -> dict[str, Any]:
     signed_in = await request.app.state.accounts.credentials.reset(body.token, body.password)
     response.headers.update(NO_STORE)
+    audit_note(request, action="auth.password_reset", actor=signed_in.user_id, tenant_id=signed_in.tenant_id)
     return signed_in.body()

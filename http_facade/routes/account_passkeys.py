@@ -162,4 +162,5 @@ async def sign_in(body: SignIn, request: Request, response: Response) -> SignedI
     user = await passkeys_of(request).authenticate(body.state, body.credential)
     await request.app.state.gateway.refuse_if_sso_enforced(user)
     response.headers.update(NO_STORE)
+    audit_note(request, action="auth.passkey_login", actor=user.id, tenant_id=user.tenant_id)
     return SignedIn(**request.app.state.accounts.sessions.issue(user).body())

@@ -117,6 +117,8 @@ class AuditMiddleware:
         method = scope["method"]
         params = scope.get("path_params") or {}
         actor, tenant_id = self._who(app, scope, state)
+        # A sign-in without a token (passkey, reset link) names its user in the note.
+        actor, tenant_id = note.get("actor", actor), note.get("tenant_id", tenant_id)
         if actor == "anonymous" and template != LOGIN_PATH:
             return  # no valid token: not an action of anyone, and no tenant could read the entry
         details: dict[str, Any] = {"status": status, **note.get("details", {})}

@@ -107,6 +107,7 @@ async def create_tenant(body: TenantCreate, actor: PlatformDep, request: Request
                     f"A user with the e-mail {user.email} exists already.", param="admin_email"
                 ) from None
             accounts.credentials.invite(session, tenant, user, now)
+    accounts.mailer.wake()
     audit_note(
         request,
         action="platform.tenant.create",

@@ -30,6 +30,7 @@ router = APIRouter(tags=["gateway"])
 JSON = "application/json"
 # no-cache: nothing between us and the client may store it; X-Accel-Buffering: nginx must not buffer.
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+PINNED_VERSION_KEY = "api_version"  # the edge (http_facade/middleware.py) leaves a pinned version here
 
 
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -64,6 +65,13 @@ def parse_chat(body: bytes) -> ChatRequest:
         raise validation_error(list(exc.errors(include_url=False))) from None
 
 
+def pinned_version(request: Request) -> str | None:
+    """The API-Version the client pinned, for the usage row; None means the current one, which
+    ``Gateway.record`` fills in (a scope read is all this costs a request)."""
+    state = request.scope.get("state")
+    return state.get(PINNED_VERSION_KEY) if state else None
+
+
 class DirectRoute(APIRoute):
     """A route whose endpoint takes the Request and returns a Response, called as it is.
 
@@ -81,6 +89,7 @@ class DirectRoute(APIRoute):
 async def chat_completions(request: Request) -> Response:
     gateway: Gateway = request.app.state.gateway
     caller = await gateway.admit(api_key_of(request), "chat")
+    version = pinned_version(request)
     model, backend = "", ""
     try:
         chat = parse_chat(await request.body())
@@ -93,14 +102,14 @@ async def chat_completions(request: Request) -> Response:
         llm = gateway.llm_for(caller.principal)
         backend = llm.name
         if chat.stream:
-            return await _stream(gateway, caller, llm, chat)
+            return await _stream(gateway, caller, llm, chat, version)
         completion = await llm.complete(chat)
     except AgentError as err:
         err.headers.update(caller.headers)
-        await gateway.record(caller, "chat", model, err.http_status, backend)
+        await gateway.record(caller, "chat", model, err.http_status, backend, api_version=version)
         raise
     except Exception:
-        await gateway.record(caller, "chat", model, 500, backend)
+        await gateway.record(caller, "chat", model, 500, backend, api_version=version)
         raise
     usage = completion.usage
     await gateway.record(
@@ -111,6 +120,7 @@ async def chat_completions(request: Request) -> Response:
         backend,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
+        api_version=version,
     )
     body = completion_body(completion_id(), int(gateway.clock.now()), completion)
     return Response(body, media_type=JSON, headers=caller.headers)
@@ -134,7 +144,9 @@ def add_chat_route(app: FastAPI) -> None:
     app.router.routes.insert(0, app.router.routes.pop())
 
 
-async def _stream(gateway: Gateway, caller: Caller, llm: LLMBackend, chat: ChatRequest) -> Response:
+async def _stream(
+    gateway: Gateway, caller: Caller, llm: LLMBackend, chat: ChatRequest, version: str | None
+) -> Response:
     deltas = llm.stream(chat)
     # The first delta is awaited before any byte is sent: a failure up to here (unknown model at
     # the router, upstream down, timeout) still gets its real HTTP status instead of a 200 stream.
@@ -151,6 +163,7 @@ async def _stream(gateway: Gateway, caller: Caller, llm: LLMBackend, chat: ChatR
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             stream=True,
+            api_version=version,
         )
 
     encoder = ChunkEncoder(completion_id(), int(gateway.clock.now()), chat.model)
@@ -162,7 +175,7 @@ async def _stream(gateway: Gateway, caller: Caller, llm: LLMBackend, chat: ChatR
 @router.get("/v1/models", summary="The models this key's plan may use (OpenAI list shape)")
 async def list_models(request: Request, caller: ModelsCaller) -> Response:
     gateway: Gateway = request.app.state.gateway
-    await gateway.record(caller, "models", "", 200, "gateway")
+    await gateway.record(caller, "models", "", 200, "gateway", api_version=pinned_version(request))
     body = {"object": "list", "data": gateway.catalog.model_list(caller.principal.plan)}
     return _json(body, caller.headers)
 
@@ -170,15 +183,16 @@ async def list_models(request: Request, caller: ModelsCaller) -> Response:
 @router.get("/v1/models/{model_id:path}", summary="One model of this key's plan")
 async def retrieve_model(request: Request, model_id: str, caller: ModelsCaller) -> Response:
     gateway: Gateway = request.app.state.gateway
+    version = pinned_version(request)
     if model_id not in caller.principal.plan.model_set:
-        await gateway.record(caller, "models", model_id, 404, "gateway")
+        await gateway.record(caller, "models", model_id, 404, "gateway", api_version=version)
         raise NotFound(
             f"The model '{model_id}' does not exist or is not on your plan.",
             code="model_not_found",
             param="model",
             headers=caller.headers,
         )
-    await gateway.record(caller, "models", model_id, 200, "gateway")
+    await gateway.record(caller, "models", model_id, 200, "gateway", api_version=version)
     return _json(gateway.catalog.model_object(model_id), caller.headers)
 
 

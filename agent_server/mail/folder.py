@@ -1,0 +1,59 @@
+"""The embedded default (no ``AGENTGATE_SMTP_URL``): each message becomes ``<data_dir>/outbox/<id>.eml``
+and one log line names the recipient, the subject and the links, so ``make run`` needs no mail server.
+This is the only place where a link from a message may reach a log."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import tempfile
+from email.message import EmailMessage
+from pathlib import Path
+
+from agent_server.mail.message import links_in
+from agent_server.mail.transport import DeliveryFailed
+
+log = logging.getLogger("agentgate.mail")
+
+
+class FolderTransport:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def describe(self) -> str:
+        return f"the folder {self.folder} (no AGENTGATE_SMTP_URL)"
+
+    async def deliver(self, mail_id: str, message: EmailMessage) -> None:
+        try:
+            path = await asyncio.to_thread(self._write, mail_id, message.as_bytes())
+        except OSError as exc:
+            raise DeliveryFailed(
+                f"cannot write to the outbox folder: {exc.strerror or type(exc).__name__}"
+            ) from exc
+        links = links_in(message.get_content())
+        log.info(
+            "mail to %s, subject %r, written to %s; links: %s",
+            message["To"],
+            str(message["Subject"]),
+            path,
+            " ".join(links) or "none",
+        )
+
+    def _write(self, mail_id: str, data: bytes) -> Path:
+        """Write to a hidden temporary file, then rename: a reader never sees half a message."""
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        target = self.folder / f"{mail_id}.eml"
+        descriptor, temporary = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=self.folder)  # mode 0600
+        try:
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(data)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+        return target
