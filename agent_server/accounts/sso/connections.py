@@ -1,0 +1,127 @@
+"""A tenant's SSO connections as its admin sees and changes them; the OIDC one is saved here.
+
+Saving an OIDC connection fetches the issuer's discovery document first: a typo in the issuer, a
+provider that is down or one that names another issuer is a 400 at save time, not a failed sign-in
+later. The client secret is stored encrypted (SecretBox) and never shown again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from agent_server.accounts.sso.enforcement import keep_enforceable
+from agent_server.accounts.sso.oidc_metadata import IssuerDirectory
+from agent_server.accounts.sso.outbound import ProviderUnreachable
+from agent_server.accounts.tables import SsoConnection
+from agent_server.admin.crypto import SecretBox
+from agent_server.clock import Clock
+from agent_server.errors import Conflict, NotFound, ValidationFailed
+from agent_server.gateway.keys import new_id
+from agent_server.storage.db import Database
+from agent_server.timeutil import iso, utc
+
+ASSIGNABLE_PERMISSIONS = frozenset({"tenant:admin"})  # never platform:admin: a tenant cannot grant it
+DEFAULT_SCOPES = ("openid", "email", "profile")
+
+
+@dataclass(frozen=True, slots=True)
+class OidcSettings:
+    """What a tenant admin sets for its OpenID provider (PUT /admin/sso/oidc)."""
+
+    issuer: str
+    client_id: str
+    client_secret: str
+    scopes: tuple[str, ...] = DEFAULT_SCOPES
+    enabled: bool = True
+    jit_permissions: tuple[str, ...] = ("tenant:admin",)
+
+    def checked(self) -> OidcSettings:
+        if "openid" not in self.scopes:
+            raise ValidationFailed("The scopes must include openid.", code="invalid_scopes", param="scopes")
+        unknown = sorted(set(self.jit_permissions) - ASSIGNABLE_PERMISSIONS)
+        if unknown:
+            raise ValidationFailed(
+                f"New SSO users can be given only {sorted(ASSIGNABLE_PERMISSIONS)}, not {unknown}.",
+                code="invalid_permissions",
+                param="jit_permissions",
+            )
+        return self
+
+
+def connection_view(conn: SsoConnection) -> dict[str, Any]:
+    """A connection without its secret (nor the SAML IdP's metadata XML: GET /admin/sso/saml has it)."""
+    return {
+        "id": conn.id,
+        "protocol": conn.protocol,
+        "enabled": conn.enabled,
+        "config": {key: value for key, value in conn.config.items() if not key.endswith("_xml")},
+        "created_at": iso(conn.created_at),
+        "updated_at": iso(conn.updated_at),
+    }
+
+
+class Connections:
+    def __init__(self, db: Database, clock: Clock, box: SecretBox, directory: IssuerDirectory) -> None:
+        self.db, self.clock, self.box, self.directory = db, clock, box, directory
+
+    async def of_tenant(self, tenant_id: str) -> list[SsoConnection]:
+        query = (
+            select(SsoConnection).where(SsoConnection.tenant_id == tenant_id).order_by(SsoConnection.protocol)
+        )
+        async with self.db.session() as session:
+            return list((await session.execute(query)).scalars())
+
+    async def save_oidc(self, tenant_id: str, wanted: OidcSettings) -> SsoConnection:
+        wanted = wanted.checked()
+        try:
+            await self.directory.metadata(wanted.issuer, fresh=True)
+        except ProviderUnreachable as exc:
+            raise ValidationFailed(exc.message, code="sso_issuer_invalid", param="issuer") from None
+        config = {
+            "issuer": wanted.issuer,
+            "client_id": wanted.client_id,
+            "scopes": list(dict.fromkeys(wanted.scopes)),
+            "jit_permissions": sorted(set(wanted.jit_permissions)),
+        }
+        now = utc(self.clock.now())
+        try:
+            async with self.db.session() as session:
+                query = select(SsoConnection).where(
+                    SsoConnection.tenant_id == tenant_id, SsoConnection.protocol == "oidc"
+                )
+                conn = (await session.execute(query)).scalars().first()
+                if conn is None:
+                    conn = SsoConnection(
+                        id=new_id("sso_"),
+                        tenant_id=tenant_id,
+                        protocol="oidc",
+                        config={},
+                        created_at=now,
+                        updated_at=now,
+                    )
+                    session.add(conn)
+                conn.config, conn.enabled, conn.updated_at = config, wanted.enabled, now
+                conn.secret = self.box.encrypt(wanted.client_secret)
+                if not wanted.enabled:
+                    await keep_enforceable(session, tenant_id, "disabling the OIDC connection")
+                await session.flush()
+        except IntegrityError:  # two saves of a first connection at once
+            raise Conflict(
+                "The OIDC connection was saved at this moment by another request; try again."
+            ) from None
+        return conn
+
+    async def delete(self, tenant_id: str, protocol: str) -> None:
+        async with self.db.session() as session:
+            query = select(SsoConnection).where(
+                SsoConnection.tenant_id == tenant_id, SsoConnection.protocol == protocol
+            )
+            conn = (await session.execute(query)).scalars().first()
+            if conn is None:
+                raise NotFound(f"This organisation has no {protocol.upper()} connection.", param="protocol")
+            await session.delete(conn)
+            await keep_enforceable(session, tenant_id, f"deleting the {protocol.upper()} connection")

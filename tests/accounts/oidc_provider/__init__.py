@@ -1,0 +1,1 @@
+"""A real OpenID provider (npm oidc-provider, run by Node 22) for the single sign-on tests."""

@@ -1,0 +1,228 @@
+"""SSO administration over HTTP: who may call it, the OIDC connection (checked against a real provider
+at save), domain claims verified against a real DNS server on loopback, and tenant isolation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from agent_server.accounts.tables import SsoConnection
+from tests.accounts.dns_server import LoopbackDns
+from tests.accounts.oidc_provider.server import OidcProvider
+from tests.accounts.oidc_provider.world import CALLBACK_URL, connect, set_up_sso, sso_app, verify_domain
+from tests.conftest import free_port
+from tests.gateway.conftest import Harness, TenantAdmin
+
+DOMAIN = "example-sso.test"
+ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
+    ("GET", "/admin/sso", None),
+    ("PUT", "/admin/sso/oidc", {"issuer": "https://idp.example", "client_id": "c", "client_secret": "s"}),
+    ("DELETE", "/admin/sso/oidc", None),
+    ("PATCH", "/admin/sso", {"enforced": True}),
+    ("POST", "/admin/sso/domains", {"domain": DOMAIN}),
+    ("POST", f"/admin/sso/domains/{DOMAIN}/verify", None),
+    ("GET", "/admin/sso/domains", None),
+    ("DELETE", f"/admin/sso/domains/{DOMAIN}", None),
+]
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[OidcProvider]:
+    with OidcProvider(CALLBACK_URL, {"ann": {"email": f"ann@{DOMAIN}", "email_verified": True}}) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def dns() -> Iterator[LoopbackDns]:
+    with LoopbackDns() as server:
+        yield server
+
+
+@pytest.fixture
+async def h(tmp_path: Path, dns: LoopbackDns) -> AsyncIterator[Harness]:
+    async with sso_app(tmp_path, dns) as harness:
+        yield harness
+
+
+def error(response: Any) -> dict[str, Any]:
+    return response.json()["error"]
+
+
+async def claim(h: Harness, admin: TenantAdmin, domain: str) -> Any:
+    return await h.client.post("/admin/sso/domains", json={"domain": domain}, headers=admin.headers)
+
+
+async def test_every_route_needs_a_tenant_admin(h: Harness) -> None:
+    member = await h.tenant(permissions=())
+    for method, path, body in ROUTES:
+        anonymous = await h.client.request(method, path, json=body)
+        assert anonymous.status_code == 401, (method, path, anonymous.text)
+        refused = await h.client.request(method, path, json=body, headers=member.headers)
+        assert refused.status_code == 403, (method, path, refused.text)
+        assert error(refused)["type"] == "permission_error"
+
+
+async def test_another_tenant_sees_and_changes_nothing(
+    h: Harness, provider: OidcProvider, dns: LoopbackDns
+) -> None:
+    owner, other = await h.tenant(), await h.tenant()
+    await set_up_sso(h, owner, provider, dns, DOMAIN)
+
+    overview = (await h.client.get("/admin/sso", headers=other.headers)).json()
+    assert overview["connections"] == [] and overview["domains"] == [] and overview["enforced"] is False
+    taken = await claim(h, other, DOMAIN)
+    assert taken.status_code == 409 and error(taken)["code"] == "domain_taken"
+    verify = await h.client.post(f"/admin/sso/domains/{DOMAIN}/verify", headers=other.headers)
+    assert verify.status_code == 409
+    assert (await h.client.delete(f"/admin/sso/domains/{DOMAIN}", headers=other.headers)).status_code == 404
+    assert (await h.client.delete("/admin/sso/oidc", headers=other.headers)).status_code == 404
+    enforce = await h.client.patch("/admin/sso", json={"enforced": True}, headers=other.headers)
+    assert enforce.status_code == 409 and error(enforce)["code"] == "sso_not_ready"
+
+    mine = (await h.client.get("/admin/sso", headers=owner.headers)).json()
+    assert [c["protocol"] for c in mine["connections"]] == ["oidc"]
+    assert [(d["domain"], d["verified"]) for d in mine["domains"]] == [(DOMAIN, True)]
+
+
+async def test_the_client_secret_is_stored_encrypted_and_never_shown(
+    h: Harness, provider: OidcProvider
+) -> None:
+    admin = await h.tenant()
+    saved = await connect(h, admin, provider, scopes=["openid", "email"], jit_permissions=[])
+    assert saved.status_code == 200, saved.text
+    view = saved.json()
+    assert view["redirect_uri"] == CALLBACK_URL and view["enabled"] is True
+    assert view["config"] == {
+        "issuer": provider.issuer,
+        "client_id": provider.client_id,
+        "scopes": ["openid", "email"],
+        "jit_permissions": [],
+    }
+    overview = await h.client.get("/admin/sso", headers=admin.headers)
+    assert overview.json()["oidc_redirect_uri"] == CALLBACK_URL
+    for response in (saved, overview):
+        assert provider.client_secret not in response.text
+    async with h.gateway.db.session() as session:
+        row = (await session.execute(select(SsoConnection))).scalars().one()
+    assert row.secret and provider.client_secret not in row.secret
+    assert h.app.state.accounts.box.decrypt(row.secret) == provider.client_secret
+
+    assert (await h.client.delete("/admin/sso/oidc", headers=admin.headers)).status_code == 204
+    again = await h.client.delete("/admin/sso/oidc", headers=admin.headers)
+    assert again.status_code == 404 and error(again)["code"] == "not_found"
+    assert (await h.client.get("/admin/sso", headers=admin.headers)).json()["connections"] == []
+
+
+async def test_the_issuer_is_checked_when_saved(h: Harness, provider: OidcProvider) -> None:
+    admin = await h.tenant()
+    base = {"client_id": provider.client_id, "client_secret": provider.client_secret}
+    cases = {
+        f"{provider.issuer}/": "names the issuer",  # the document says the issuer without the slash
+        f"http://127.0.0.1:{free_port()}": "did not answer",
+        f"{provider.issuer}/elsewhere": "answered HTTP 404",
+    }
+    for issuer, problem in cases.items():
+        refused = await h.client.put(
+            "/admin/sso/oidc", json={**base, "issuer": issuer}, headers=admin.headers
+        )
+        assert refused.status_code == 400, refused.text
+        assert error(refused)["code"] == "sso_issuer_invalid" and error(refused)["param"] == "issuer"
+        assert problem in error(refused)["message"]
+
+    bodies = [
+        ({"issuer": "idp.example"}, "validation_error"),
+        ({"issuer": provider.issuer, "jit_permissions": ["platform:admin"]}, "invalid_permissions"),
+        ({"issuer": provider.issuer, "scopes": ["email"]}, "invalid_scopes"),
+        ({"issuer": provider.issuer, "unknown": 1}, "validation_error"),
+    ]
+    for body, code in bodies:
+        refused = await h.client.put("/admin/sso/oidc", json={**base, **body}, headers=admin.headers)
+        assert refused.status_code == 400 and error(refused)["code"] == code, refused.text
+    assert (await h.client.get("/admin/sso", headers=admin.headers)).json()["connections"] == []
+
+
+async def test_production_refuses_an_issuer_on_loopback(
+    tmp_path: Path, provider: OidcProvider, dns: LoopbackDns
+) -> None:
+    async with sso_app(tmp_path, dns, mode="production") as h:
+        admin = await h.tenant()
+        refused = await connect(h, admin, provider)
+        assert refused.status_code == 400 and error(refused)["code"] == "sso_url_refused", refused.text
+        https = await connect(h, admin, provider, issuer=provider.issuer.replace("http:", "https:"))
+        assert https.status_code == 400 and "loopback" in error(https)["message"], https.text
+
+
+async def test_a_domain_is_claimed_then_verified_by_its_dns_record(h: Harness, dns: LoopbackDns) -> None:
+    admin = await h.tenant()
+    claimed = await claim(h, admin, " Claim-SSO.Test. ")
+    assert claimed.status_code == 201, claimed.text
+    view = claimed.json()
+    assert view["domain"] == "claim-sso.test" and view["verified"] is False
+    record = view["record"]
+    assert record["type"] == "TXT" and record["name"] == "_agentgate-verification.claim-sso.test"
+    assert re.fullmatch(r"agentgate-verification=[0-9a-f]{40}", record["value"])
+    again = await claim(h, admin, "claim-sso.test")
+    assert again.status_code == 200 and again.json()["record"] == record
+
+    missing = await h.client.post("/admin/sso/domains/claim-sso.test/verify", headers=admin.headers)
+    assert missing.status_code == 400 and error(missing)["code"] == "domain_record_missing"
+    assert error(missing)["record"] == record
+    dns.publish(record["name"], "agentgate-verification=somebody-else")
+    assert (
+        await h.client.post("/admin/sso/domains/claim-sso.test/verify", headers=admin.headers)
+    ).status_code == 400
+    dns.publish(record["name"], record["value"])
+    verified = await h.client.post("/admin/sso/domains/claim-sso.test/verify", headers=admin.headers)
+    assert verified.status_code == 200 and verified.json()["verified"] is True
+    listed = (await h.client.get("/admin/sso/domains", headers=admin.headers)).json()["data"]
+    assert [(d["domain"], d["verified"]) for d in listed] == [("claim-sso.test", True)]
+
+    assert (
+        await h.client.delete("/admin/sso/domains/claim-sso.test", headers=admin.headers)
+    ).status_code == 204
+    assert (await h.client.get("/admin/sso/domains", headers=admin.headers)).json()["data"] == []
+    for bad in ("localhost", "-bad.test", "a..b.test", "10.0.0.1", "under_score.test", "a" * 64 + ".test"):
+        refused = await claim(h, admin, bad)
+        assert refused.status_code == 400 and error(refused)["code"] == "invalid_domain", bad
+
+
+async def test_an_unverified_claim_does_not_block_the_domains_owner(h: Harness, dns: LoopbackDns) -> None:
+    squatter, owner = await h.tenant(), await h.tenant()
+    first = (await claim(h, squatter, "contested-sso.test")).json()["record"]
+    theirs = await claim(h, owner, "contested-sso.test")
+    assert theirs.status_code == 201 and theirs.json()["record"]["value"] != first["value"]
+    assert (await h.client.get("/admin/sso/domains", headers=squatter.headers)).json()["data"] == []
+
+    await verify_domain(h, owner, dns, "contested-sso.test")
+    dns.publish(first["name"], first["value"])  # even with its own record published, it is too late
+    late = await claim(h, squatter, "contested-sso.test")
+    assert late.status_code == 409 and error(late)["code"] == "domain_taken"
+
+
+async def test_a_dns_failure_is_a_clear_error(h: Harness, dns: LoopbackDns) -> None:
+    admin = await h.tenant()
+    await claim(h, admin, DOMAIN)
+    dns.fail()
+    try:
+        failed = await h.client.post(f"/admin/sso/domains/{DOMAIN}/verify", headers=admin.headers)
+    finally:
+        dns.fail(False)
+    assert failed.status_code == 400 and error(failed)["code"] == "dns_lookup_failed", failed.text
+
+
+async def test_every_sso_route_is_documented(h: Harness) -> None:
+    paths = (await h.client.get("/openapi.json")).json()["paths"]
+    wanted = [(method, path) for method, path, _ in ROUTES] + [
+        ("POST", "/sso/discover"),
+        ("GET", "/sso/oidc/{tenant_id}/start"),
+        ("GET", "/sso/oidc/callback"),
+    ]
+    for method, path in wanted:
+        path = path.replace(DOMAIN, "{domain}")
+        assert paths[path][method.lower()]["summary"], (method, path)
