@@ -39,7 +39,8 @@ class Accounts:
     @property
     def sign_in_methods(self) -> list[str]:
         """How users sign in here: what GET /register advertises."""
-        return ["password", *(["passkey"] if self.registrations.passkeys is not None else [])]
+        passkey = ["passkey"] if self.registrations.passkeys is not None else []
+        return ["password", *passkey, "sso"]  # sso: POST /sso/discover, then the tenant's provider
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Accounts]:

@@ -1,7 +1,117 @@
-"""(Being built.)"""
+"""SAML 2.0 sign-in: the tenant admin's connection settings and the service provider's endpoints.
+
+The admin routes act on the token's tenant; the /sso/saml routes are public (the browser arrives from
+the IdP without our credentials). Logic: agent_server/accounts/sso/saml.py.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated, Any
 
-router = APIRouter()
+from fastapi import APIRouter, Form, Path, Query, Request, Response, status
+from fastapi.responses import RedirectResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_server.accounts.sso.saml import RELAY_STATE_MAX, SamlSignIn
+from http_facade.deps import client_ip
+from http_facade.routes.admin_common import ActorDep, audit_note
+
+router = APIRouter(tags=["single sign-on: SAML"])
+Permission = Annotated[str, Field(min_length=1, max_length=40)]
+TenantId = Annotated[str, Path(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_-]+$")]
+METADATA_TYPE = "application/samlmetadata+xml"
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+class SamlSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    idp_metadata_xml: str = Field(
+        min_length=1, max_length=200_000, description="The identity provider's SAML 2.0 metadata XML."
+    )
+    enabled: bool = Field(default=True, description="false: keep the settings but refuse sign-ins.")
+    jit_permissions: list[Permission] = Field(
+        default_factory=lambda: ["tenant:admin"],
+        max_length=5,
+        description="Permissions of users created at their first sign-in: tenant:admin, or [] for none.",
+    )
+
+
+class AcsForm(BaseModel):
+    """The HTTP-POST binding's form, as the IdP's page submits it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    SAMLResponse: str = Field(min_length=1, max_length=262_144)
+    RelayState: str = Field(default="", max_length=RELAY_STATE_MAX)
+
+
+def saml_of(request: Request) -> SamlSignIn:
+    return SamlSignIn(request.app.state.accounts)
+
+
+@router.get("/admin/sso/saml", summary="The tenant's SAML connection and what its IdP needs from us")
+async def get_settings(request: Request, actor: ActorDep) -> dict[str, Any]:
+    return await saml_of(request).view(actor.tenant_id)
+
+
+@router.put("/admin/sso/saml", summary="Connect (or replace) the tenant's SAML identity provider")
+async def put_settings(request: Request, actor: ActorDep, body: SamlSettings) -> dict[str, Any]:
+    view = await saml_of(request).save(
+        actor.tenant_id,
+        body.idp_metadata_xml,
+        enabled=body.enabled,
+        jit_permissions=list(body.jit_permissions),
+    )
+    audit_note(request, action="sso.saml.configure", target=view["idp"]["entity_id"])
+    return view
+
+
+@router.delete(
+    "/admin/sso/saml",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Remove the tenant's SAML connection",
+)
+async def delete_settings(request: Request, actor: ActorDep) -> Response:
+    await saml_of(request).remove(actor.tenant_id)
+    audit_note(request, action="sso.saml.delete")
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get(
+    "/sso/saml/{tenant_id}/metadata",
+    summary="Our SAML service provider metadata for this tenant (its entity id is this URL)",
+    response_class=Response,
+    responses={200: {"content": {METADATA_TYPE: {}}, "description": "SAML 2.0 metadata XML."}},
+)
+async def sp_metadata(request: Request, tenant_id: TenantId) -> Response:
+    return Response(await saml_of(request).sp_metadata(tenant_id), media_type=METADATA_TYPE)
+
+
+@router.get(
+    "/sso/saml/{tenant_id}/start",
+    status_code=status.HTTP_302_FOUND,
+    summary="Begin SAML sign-in: 302 to the tenant's identity provider with an AuthnRequest",
+    response_class=RedirectResponse,
+)
+async def start(
+    request: Request,
+    tenant_id: TenantId,
+    relay_state: Annotated[
+        str, Query(max_length=RELAY_STATE_MAX, description="Opaque; returned by the ACS after sign-in.")
+    ] = "",
+) -> RedirectResponse:
+    url = await saml_of(request).start(tenant_id, relay_state, client_ip(request))
+    return RedirectResponse(url, status_code=status.HTTP_302_FOUND, headers=NO_STORE)
+
+
+@router.post(
+    "/sso/saml/{tenant_id}/acs",
+    summary="SAML assertion consumer (HTTP-POST binding): checks the response, answers an admin JWT",
+)
+async def acs(
+    request: Request, tenant_id: TenantId, form: Annotated[AcsForm, Form()], response: Response
+) -> dict[str, Any]:
+    user, relay_state = await saml_of(request).finish(tenant_id, form.SAMLResponse, form.RelayState)
+    response.headers.update(NO_STORE)  # the body carries a bearer token
+    return {**request.app.state.accounts.sessions.issue(user).body(), "relay_state": relay_state or None}

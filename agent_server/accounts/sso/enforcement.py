@@ -25,7 +25,7 @@ async def missing_for_enforcement(session: AsyncSession, tenant_id: str) -> str 
         .where(SsoConnection.tenant_id == tenant_id, SsoConnection.enabled.is_(True))  # type: ignore[attr-defined]
     )
     if not connections:
-        return "an enabled SSO connection (PUT /admin/sso/oidc)"
+        return "an enabled SSO connection (PUT /admin/sso/oidc or PUT /admin/sso/saml)"
     domains = await session.scalar(
         select(func.count())
         .select_from(TenantDomain)
