@@ -19,7 +19,7 @@ from agent_server.accounts.sso.service import Sso, sso_of
 from agent_server.accounts.tables import TenantDomain
 from agent_server.gateway.repository import find_tenant
 from agent_server.timeutil import iso
-from http_facade.routes.admin_common import ActorDep, audit_note
+from http_facade.routes.admin_common import ActorDep, audit_note, require_feature
 
 router = APIRouter(tags=["admin: single sign-on"])
 
@@ -90,6 +90,7 @@ async def overview(request: Request, actor: ActorDep) -> dict[str, Any]:
 
 @router.put("/admin/sso/oidc", summary="Create or replace the tenant's OpenID Connect provider")
 async def put_oidc(body: OidcBody, request: Request, actor: ActorDep) -> dict[str, Any]:
+    await require_feature(request, actor, "sso")  # single sign-on is a plan feature (plans.yaml)
     wanted = OidcSettings(
         body.issuer,
         body.client_id,
@@ -114,6 +115,8 @@ async def delete_oidc(request: Request, actor: ActorDep) -> Response:
 
 @router.patch("/admin/sso", summary="Turn SSO enforcement on or off (on needs a connection and a domain)")
 async def patch_enforcement(body: EnforcementBody, request: Request, actor: ActorDep) -> dict[str, Any]:
+    if body.enforced:
+        await require_feature(request, actor, "sso")
     await set_enforced(request.app.state.gateway.db, actor.tenant_id, body.enforced)
     audit_note(request, action="sso.enforcement", details={"enforced": body.enforced})
     return {"enforced": body.enforced}

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_server.accounts.sso.saml import RELAY_STATE_MAX, SamlSignIn
 from http_facade.deps import client_ip
-from http_facade.routes.admin_common import ActorDep, audit_note
+from http_facade.routes.admin_common import ActorDep, audit_note, require_feature
 
 router = APIRouter(tags=["single sign-on: SAML"])
 Permission = Annotated[str, Field(min_length=1, max_length=40)]
@@ -57,6 +57,7 @@ async def get_settings(request: Request, actor: ActorDep) -> dict[str, Any]:
 
 @router.put("/admin/sso/saml", summary="Connect (or replace) the tenant's SAML identity provider")
 async def put_settings(request: Request, actor: ActorDep, body: SamlSettings) -> dict[str, Any]:
+    await require_feature(request, actor, "sso")  # single sign-on is a plan feature (plans.yaml)
     view = await saml_of(request).save(
         actor.tenant_id,
         body.idp_metadata_xml,

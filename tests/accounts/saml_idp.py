@@ -261,7 +261,7 @@ class SamlWorld:
     async def org(self, domain: str | None = "acme.example", *, verified: bool = True) -> Org:
         """A tenant with an admin (JWT issued directly) and, optionally, a claimed e-mail domain."""
         db, now = self.app.state.services.db, self.clock.now()
-        tenant = await repo.create_tenant(db, now, f"org-{uuid.uuid4().hex[:8]}", "starter")
+        tenant = await repo.create_tenant(db, now, f"org-{uuid.uuid4().hex[:8]}", "enterprise")
         admin = repo.new_user(now, tenant.id, f"owner@{tenant.name}.example", None, ["tenant:admin"])
         await repo.add_user(db, admin)
         if domain is not None:

@@ -59,7 +59,7 @@ async def claim(h: Harness, admin: TenantAdmin, domain: str) -> Any:
 
 
 async def test_every_route_needs_a_tenant_admin(h: Harness) -> None:
-    member = await h.tenant(permissions=())
+    member = await h.tenant("enterprise", permissions=())
     for method, path, body in ROUTES:
         anonymous = await h.client.request(method, path, json=body)
         assert anonymous.status_code == 401, (method, path, anonymous.text)
@@ -71,7 +71,7 @@ async def test_every_route_needs_a_tenant_admin(h: Harness) -> None:
 async def test_another_tenant_sees_and_changes_nothing(
     h: Harness, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
-    owner, other = await h.tenant(), await h.tenant()
+    owner, other = await h.tenant("enterprise"), await h.tenant("enterprise")
     await set_up_sso(h, owner, provider, dns, DOMAIN)
 
     overview = (await h.client.get("/admin/sso", headers=other.headers)).json()
@@ -93,7 +93,7 @@ async def test_another_tenant_sees_and_changes_nothing(
 async def test_the_client_secret_is_stored_encrypted_and_never_shown(
     h: Harness, provider: OidcProvider
 ) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     saved = await connect(h, admin, provider, scopes=["openid", "email"], jit_permissions=[])
     assert saved.status_code == 200, saved.text
     view = saved.json()
@@ -120,7 +120,7 @@ async def test_the_client_secret_is_stored_encrypted_and_never_shown(
 
 
 async def test_the_issuer_is_checked_when_saved(h: Harness, provider: OidcProvider) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     base = {"client_id": provider.client_id, "client_secret": provider.client_secret}
     cases = {
         f"{provider.issuer}/": "names the issuer",  # the document says the issuer without the slash
@@ -151,7 +151,7 @@ async def test_production_refuses_an_issuer_on_loopback(
     tmp_path: Path, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
     async with sso_app(tmp_path, dns, mode="production") as h:
-        admin = await h.tenant()
+        admin = await h.tenant("enterprise")
         refused = await connect(h, admin, provider)
         assert refused.status_code == 400 and error(refused)["code"] == "sso_url_refused", refused.text
         https = await connect(h, admin, provider, issuer=provider.issuer.replace("http:", "https:"))
@@ -159,7 +159,7 @@ async def test_production_refuses_an_issuer_on_loopback(
 
 
 async def test_a_domain_is_claimed_then_verified_by_its_dns_record(h: Harness, dns: LoopbackDns) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     claimed = await claim(h, admin, " Claim-SSO.Test. ")
     assert claimed.status_code == 201, claimed.text
     view = claimed.json()
@@ -193,7 +193,7 @@ async def test_a_domain_is_claimed_then_verified_by_its_dns_record(h: Harness, d
 
 
 async def test_an_unverified_claim_does_not_block_the_domains_owner(h: Harness, dns: LoopbackDns) -> None:
-    squatter, owner = await h.tenant(), await h.tenant()
+    squatter, owner = await h.tenant("enterprise"), await h.tenant("enterprise")
     first = (await claim(h, squatter, "contested-sso.test")).json()["record"]
     theirs = await claim(h, owner, "contested-sso.test")
     assert theirs.status_code == 201 and theirs.json()["record"]["value"] != first["value"]
@@ -206,7 +206,7 @@ async def test_an_unverified_claim_does_not_block_the_domains_owner(h: Harness, 
 
 
 async def test_a_dns_failure_is_a_clear_error(h: Harness, dns: LoopbackDns) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     await claim(h, admin, DOMAIN)
     dns.fail()
     try:
@@ -226,3 +226,20 @@ async def test_every_sso_route_is_documented(h: Harness) -> None:
     for method, path in wanted:
         path = path.replace(DOMAIN, "{domain}")
         assert paths[path][method.lower()]["summary"], (method, path)
+
+
+async def test_single_sign_on_is_a_plan_feature(h: Harness) -> None:
+    starter = await h.tenant("starter")
+    oidc = {"issuer": "http://127.0.0.1:9/", "client_id": "c", "client_secret": "s"}
+    saml = {"idp_metadata_xml": "<EntityDescriptor/>"}
+    for method, path, body in (
+        ("PUT", "/admin/sso/oidc", oidc),
+        ("PUT", "/admin/sso/saml", saml),
+        ("PATCH", "/admin/sso", {"enforced": True}),
+    ):
+        refused = await h.client.request(method, path, json=body, headers=starter.headers)
+        assert refused.status_code == 403, (path, refused.text)
+        assert error(refused)["code"] == "plan_limit_exceeded" and error(refused)["param"] == "sso"
+    # Reading the settings and claiming a domain stay open: they prepare an upgrade.
+    assert (await h.client.get("/admin/sso", headers=starter.headers)).status_code == 200
+    assert (await claim(h, starter, "starter.example")).status_code == 201

@@ -54,7 +54,7 @@ def error_code(response: httpx.Response) -> str:
 async def test_sign_in_creates_the_user_in_the_tenant_once_and_the_session_works(
     h: Harness, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     await set_up_sso(h, admin, provider, dns, DOMAIN)
 
     location = await start(h, admin.id)
@@ -91,7 +91,7 @@ async def test_sign_in_creates_the_user_in_the_tenant_once_and_the_session_works
 async def test_an_expired_or_unknown_state_is_refused(
     h: Harness, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     await set_up_sso(h, admin, provider, dns, DOMAIN)
     location = await start(h, admin.id)
     url = await provider.sign_in(location, "alice")
@@ -109,7 +109,7 @@ async def test_an_expired_or_unknown_state_is_refused(
 async def test_the_callback_must_come_from_the_browser_that_started_it(
     h: Harness, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     await set_up_sso(h, admin, provider, dns, DOMAIN)
     started = await h.client.get(f"/sso/oidc/{admin.id}/start")
     cookie = started.headers["set-cookie"].lower()
@@ -127,7 +127,7 @@ async def test_the_callback_must_come_from_the_browser_that_started_it(
 async def test_an_answer_naming_another_issuer_is_refused(
     h: Harness, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     await set_up_sso(h, admin, provider, dns, DOMAIN)
     url = await provider.sign_in(await start(h, admin.id), "alice")
     query = {name: values[0] for name, values in parse_qs(urlsplit(url).query).items()}
@@ -140,7 +140,7 @@ async def test_an_answer_naming_another_issuer_is_refused(
 async def test_a_sign_in_cancelled_at_the_provider_is_refused_once(
     h: Harness, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     await set_up_sso(h, admin, provider, dns, DOMAIN)
     url = await provider.sign_in(await start(h, admin.id), "alice", cancel=True)
     assert parse_qs(urlsplit(url).query)["error"] == ["access_denied"]
@@ -155,7 +155,7 @@ async def test_a_sign_in_cancelled_at_the_provider_is_refused_once(
 async def test_an_address_the_provider_has_not_verified_is_refused(
     h: Harness, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     await set_up_sso(h, admin, provider, dns, DOMAIN)
     _, answer = await sign_in(h, provider, admin.id, "bob")
     assert answer.status_code == 403 and error_code(answer) == "SSO_EMAIL_UNVERIFIED"
@@ -165,7 +165,7 @@ async def test_an_address_the_provider_has_not_verified_is_refused(
 async def test_a_domain_claimed_but_not_verified_signs_nobody_in(
     h: Harness, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     await set_up_sso(h, admin, provider, dns, DOMAIN)
     claimed = await h.client.post("/admin/sso/domains", json={"domain": UNVERIFIED}, headers=admin.headers)
     assert claimed.status_code == 201 and claimed.json()["verified"] is False
@@ -178,7 +178,7 @@ async def test_a_domain_claimed_but_not_verified_signs_nobody_in(
 async def test_a_user_of_another_tenant_is_never_moved(
     h: Harness, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
-    admin, other = await h.tenant(), await h.tenant()
+    admin, other = await h.tenant("enterprise"), await h.tenant("enterprise")
     await set_up_sso(h, admin, provider, dns, DOMAIN)
     now = h.clock.now()
     await repo.add_user(h.gateway.db, repo.new_user(now, other.id, f"dave@{DOMAIN}", None, ["tenant:admin"]))
@@ -194,7 +194,7 @@ async def test_client_secret_post_is_used_when_the_provider_offers_only_that(
 ) -> None:
     with OidcProvider(CALLBACK_URL, USERS, auth_methods="client_secret_post") as post_only:
         async with sso_app(tmp_path, dns) as h:
-            admin = await h.tenant()
+            admin = await h.tenant("enterprise")
             await set_up_sso(h, admin, post_only, dns, DOMAIN)
             _, answer = await sign_in(h, post_only, admin.id, "alice")
             assert answer.status_code == 200, answer.text
@@ -217,7 +217,7 @@ async def test_sign_in_on_postgresql_and_redis(
 ) -> None:
     shared = {"database_url": postgres_url, "redis_url": redis_url, "kv_prefix": f"sso-{uuid.uuid4().hex}:"}
     async with sso_app(tmp_path, dns, **shared) as h:
-        admin = await h.tenant()
+        admin = await h.tenant("enterprise")
         await set_up_sso(h, admin, provider, dns, DOMAIN)
         url, answer = await sign_in(h, provider, admin.id, "alice")
         assert answer.status_code == 200 and answer.json()["tenant_id"] == admin.id, answer.text

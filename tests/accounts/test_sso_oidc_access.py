@@ -45,7 +45,7 @@ def error_code(response: httpx.Response) -> str:
 async def test_enforcement_turns_password_sign_in_off_for_the_tenant(
     h: Harness, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     early = await h.client.patch("/admin/sso", json={"enforced": True}, headers=admin.headers)
     assert early.status_code == 409 and error_code(early) == "sso_not_ready"
 
@@ -88,7 +88,7 @@ async def test_enforcement_turns_password_sign_in_off_for_the_tenant(
 async def test_discovery_points_an_address_to_its_tenants_provider(
     h: Harness, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     nothing = await h.client.post("/sso/discover", json={"email": f"alice@{DOMAIN}"})
     assert nothing.status_code == 404 and error_code(nothing) == "SSO_NOT_AVAILABLE"
 
@@ -118,7 +118,7 @@ async def test_discovery_points_an_address_to_its_tenants_provider(
 async def test_starts_and_discoveries_are_limited_per_address(
     h: Harness, provider: OidcProvider, dns: LoopbackDns
 ) -> None:
-    admin = await h.tenant()
+    admin = await h.tenant("enterprise")
     await set_up_sso(h, admin, provider, dns, DOMAIN)
     for _ in range(60):
         assert (await h.client.post("/sso/discover", json={"email": f"a@{DOMAIN}"})).status_code == 200
