@@ -22,6 +22,7 @@ from agent_server.clock import Clock
 from agent_server.errors import Conflict, ValidationFailed
 from agent_server.gateway import repository as repo
 from agent_server.gateway.keys import new_id
+from agent_server.gateway.passwords import hash_password
 from agent_server.gateway.tables import PlanRecord, Tenant, User
 from agent_server.mail.outbox import enqueue
 from agent_server.mail.service import Mailer
@@ -110,15 +111,18 @@ class Registrations:
     async def register(self, application: Application, ip: str) -> dict[str, Any]:
         email = application.email.strip().lower()
         await self.limiter.enforce(self.per_ip, ip)
-        await self.limiter.enforce(self.per_email, email)
         method = PASSWORD if application.password is not None else PASSKEY
         if method == PASSKEY and self.passkeys is None:
             raise ValidationFailed("Send a password: passkeys are not available here.", param="password")
         plan = await self._plan(application.plan)
+        words = [email, application.organisation]
+        if application.password is not None:
+            await self.policy.check(application.password, user_inputs=words)
+        # Counted after the checks: choosing a weak password three times must not lock the address out.
+        await self.limiter.enforce(self.per_email, email)
         password_hash = None
         if application.password is not None:
-            words = [email, *email.split("@"), application.organisation, self.service_name]
-            password_hash = await self.policy.hash_new(application.password, user_inputs=words)
+            password_hash = await hash_password(application.password)
         now, ttl = self.clock.now(), self.settings.registration_link_ttl_seconds
         token, token_digest = links.new_token()
         registration = Registration(

@@ -13,9 +13,9 @@ import sys
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.errors import ValidationFailed
 from agent_server.gateway import repository as repo
-from agent_server.gateway.passwords import hash_password
 from agent_server.gateway.tables import PlanRecord
 from agent_server.services import Services
 
@@ -40,8 +40,11 @@ async def bootstrap(services: Services) -> None:
                 f"  agentgate keys create --tenant {existing.tenant_id} --scopes chat,models --name demo"
             )
         return
-    try:
-        password_hash = await hash_password(settings.admin_password.get_secret_value())
+    policy = PasswordPolicy(settings, services.http)
+    try:  # the same rule as every other password: a breached one stops the start
+        password_hash = await policy.hash_new(
+            settings.admin_password.get_secret_value(), user_inputs=[email, DEMO_TENANT]
+        )
     except ValidationFailed as exc:
         raise ValueError(f"AGENTGATE_ADMIN_PASSWORD: {exc.message}") from None
     now = services.clock.now()

@@ -15,9 +15,7 @@ import anyio.to_thread
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-from agent_server.errors import ValidationFailed
-
-MIN_LENGTH = 12
+MIN_LENGTH = 12  # the password rule's bounds (PasswordPolicy); verify_password also refuses longer input
 MAX_BYTES = 1024  # argon2 would hash megabytes happily; refuse before spending CPU on it
 
 _hasher = PasswordHasher(time_cost=2, memory_cost=19_456, parallelism=1)
@@ -36,15 +34,8 @@ def _slots() -> asyncio.Semaphore:
     return slots
 
 
-def check_policy(password: str) -> None:
-    if len(password) < MIN_LENGTH:
-        raise ValidationFailed(f"The password needs at least {MIN_LENGTH} characters.", param="password")
-    if len(password.encode()) > MAX_BYTES:
-        raise ValidationFailed(f"The password may have at most {MAX_BYTES} bytes.", param="password")
-
-
 async def hash_password(password: str) -> str:
-    check_policy(password)
+    """Only hashes: what a new password must be is ``accounts.password_policy.PasswordPolicy``'s rule."""
     async with _slots():
         return await anyio.to_thread.run_sync(_hasher.hash, password)
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.clock import SystemClock
 from agent_server.content import load_pack
 from agent_server.errors import NotFound
 from agent_server.gateway import repository as repo
-from agent_server.gateway.passwords import hash_password
 from agent_server.gateway.plans import PlanCatalog, check_scopes, seed_plans
 from agent_server.gateway.tables import ApiKey, Tenant, User
 from agent_server.services import shipped_content_dir
@@ -58,7 +58,8 @@ async def create_user(
 ) -> User:
     async with _database(settings) as (db, _):
         owner = await _tenant(db, tenant)
-        password_hash = await hash_password(password)
+        policy = PasswordPolicy(settings)  # the rule of every path that sets a password
+        password_hash = await policy.hash_new(password, user_inputs=[email, owner.name])
         permissions = ["tenant:admin"] if admin else []
         return await repo.add_user(
             db, repo.new_user(_clock.now(), owner.id, email, password_hash, permissions)

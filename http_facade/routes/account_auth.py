@@ -26,7 +26,9 @@ class PasswordChange(BaseModel):
     current_password: str | None = Field(
         default=None, max_length=1024, description="Needed when the account has a password."
     )
-    new_password: str = Field(max_length=1024, description="12+ characters, not breached.")
+    new_password: str = Field(
+        max_length=4096, description="12+ characters (at most 1024 bytes), not breached."
+    )
 
 
 class Forgot(BaseModel):
@@ -39,7 +41,7 @@ class Reset(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     token: str = Field(min_length=1, max_length=200, description="The token of the link in the mail.")
-    password: str = Field(max_length=1024, description="12+ characters, not breached.")
+    password: str = Field(max_length=4096, description="12+ characters (at most 1024 bytes), not breached.")
 
 
 @router.post("/admin/auth/logout", summary="Sign out: ends every session of the user")

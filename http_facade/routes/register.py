@@ -30,7 +30,9 @@ class RegisterBody(BaseModel):
     method: Literal["password", "passkey"] | None = Field(
         default=None, description="Default: password when a password is sent."
     )
-    password: str | None = Field(default=None, max_length=1024, description="12+ characters, not breached.")
+    password: str | None = Field(
+        default=None, max_length=4096, description="12+ characters (at most 1024 bytes), not breached."
+    )
     consultant_code: str | None = Field(default=None, max_length=64)
 
     @model_validator(mode="after")

@@ -161,3 +161,33 @@ async def test_a_platform_admin_creates_a_tenant_and_invites_its_admin(world: Wo
         "/admin/platform/tenants", json={"name": "Nope", "plan_id": "gold"}, headers=platform
     )
     assert unknown_plan.status_code == 400 and unknown_plan.json()["error"]["param"] == "plan_id"
+
+
+async def test_breached_and_short_passwords_are_refused_on_every_path_that_sets_one(world: World) -> None:
+    admin = await world.registered_admin("hal@acme.example", "Acme")
+    session = bearer(admin["access_token"])
+    await world.client.post("/admin/auth/password/forgot", json={"email": "hal@acme.example"})
+    token = (await world.mails("hal@acme.example"))[-1].token()
+    for weak, code in (
+        ("password1234", "password_breached"),
+        ("qwerty123456", "password_breached"),
+        ("short-pass1", "password_too_short"),
+    ):
+        registered = await world.client.post(
+            "/register",
+            json={"email": "ivy@acme.example", "organisation": "Ivy", "plan": "starter", "password": weak},
+        )
+        assert registered.status_code == 400 and registered.json()["error"]["code"] == code.upper()
+        changed = await world.client.post(
+            "/admin/auth/password", json={"current_password": PASSWORD, "new_password": weak}, headers=session
+        )
+        assert changed.status_code == 400 and changed.json()["error"]["code"] == code
+        reset = await world.client.post("/admin/auth/password/reset", json={"token": token, "password": weak})
+        assert reset.status_code == 400 and reset.json()["error"]["code"] == code
+    # Refused passwords used up neither the link nor the e-mail's registration allowance.
+    assert (await world.register("ivy@acme.example", "Ivy")).status_code == 202
+    done = await world.client.post(
+        "/admin/auth/password/reset", json={"token": token, "password": NEW_PASSWORD}
+    )
+    assert done.status_code == 200
+    assert await login(world, "hal@acme.example", NEW_PASSWORD) == 200
