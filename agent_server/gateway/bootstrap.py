@@ -18,6 +18,7 @@ from agent_server.errors import ValidationFailed
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import PlanRecord
 from agent_server.services import Services
+from agent_server.settings import Settings
 
 log = logging.getLogger("agentgate.gateway")
 DEMO_TENANT = "Demo"
@@ -82,10 +83,18 @@ async def bootstrap(services: Services) -> None:
                     f"  curl {base}/v1/chat/completions -H 'Authorization: Bearer {full_key}' \\",
                     '    -H \'Content-Type: application/json\' -d \'{"model": "agentgate-mock-small", '
                     '"messages": [{"role": "user", "content": "Hello"}]}\'',
+                    f"  Organisations register themselves: GET {base}/register describes how.",
+                    *_mail_line(settings),
                     "=" * 72,
                 ]
             )
         )
+
+
+def _mail_line(settings: Settings) -> list[str]:
+    if settings.smtp_url is not None:
+        return []
+    return [f"  Mail (verification and reset links) goes to {settings.data_dir / 'outbox'} and the log."]
 
 
 def _say(text: str) -> None:

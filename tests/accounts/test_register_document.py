@@ -51,3 +51,26 @@ async def test_every_advertised_method_registers_and_others_are_refused(world: W
     assert doc["verification"]["expires_in_seconds"] == world.settings.registration_link_ttl_seconds
     assert {p["trial_days"] for p in doc["plans"]} == {14}
     assert doc["password_rules"]["min_length"] == 12 and doc["password_rules"]["breach_checked"] is True
+
+
+async def test_every_account_route_is_in_the_openapi_document(world: World) -> None:
+    paths = (await world.client.get("/openapi.json")).json()["paths"]
+    for method, path in (
+        ("post", "/register"),
+        ("post", "/register/verify"),
+        ("post", "/register/passkey"),
+        ("post", "/admin/auth/logout"),
+        ("post", "/admin/auth/password"),
+        ("post", "/admin/auth/password/forgot"),
+        ("post", "/admin/auth/password/reset"),
+        ("post", "/admin/auth/passkey"),
+        ("post", "/admin/auth/passkeys"),
+        ("post", "/admin/platform/tenants"),
+        ("post", "/sso/discover"),
+        ("put", "/admin/sso/oidc"),
+        ("get", "/sso/oidc/callback"),
+        ("put", "/admin/sso/saml"),
+        ("post", "/sso/saml/{tenant_id}/acs"),
+    ):
+        assert method in paths.get(path, {}), f"{method.upper()} {path} is not documented"
+        assert paths[path][method].get("summary"), f"{method.upper()} {path} has no summary"
