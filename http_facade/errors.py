@@ -170,6 +170,14 @@ def install_error_handlers(app: FastAPI, base_url: str) -> None:
         return render_error(AgentError("Internal error; please retry later."), request.url.path, base_url)
 
     async def on_database_error(request: Request, exc: Exception) -> EnvelopeResponse:
+        if isinstance(exc, sa_exc.DataError):
+            # A value the database cannot store (a NUL character, a number out of its range): the
+            # request's fault. Logged without the statement's parameters, which may hold secrets.
+            log.info("database refused a value on %s %s: %s", request.method, request.url.path, exc.orig)
+            refused = ValidationFailed(
+                "A value in this request cannot be stored (for example a NUL character)."
+            )
+            return render_error(refused, request.url.path, base_url)
         # A database outage is 503 with Retry-After (docs/operations.md), never a 500.
         if not database_down(exc):
             return await on_crash(request, exc)

@@ -6,6 +6,7 @@ resets a password raises the user's token version, which ends their earlier sess
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any
 
@@ -14,7 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.accounts import links, messages
 from agent_server.accounts.password_policy import PasswordPolicy
-from agent_server.accounts.sessions import Sessions, SignedIn
+from agent_server.accounts.sessions import Sessions, SignedIn, require_recent_sign_in
+from agent_server.accounts.sso.enforcement import is_enforced
 from agent_server.accounts.tables import EmailToken
 from agent_server.clock import Clock
 from agent_server.errors import NotFound, ValidationFailed
@@ -23,6 +25,7 @@ from agent_server.gateway.keys import new_id
 from agent_server.gateway.passwords import verify_password
 from agent_server.gateway.service import Gateway
 from agent_server.gateway.tables import Tenant, User
+from agent_server.gateway.tokens import AdminClaims
 from agent_server.mail.outbox import enqueue
 from agent_server.mail.service import Mailer
 from agent_server.ratelimit import Limiter, Policy
@@ -32,6 +35,8 @@ from agent_server.timeutil import utc
 
 RESET, INVITE = "password_reset", "invite"
 HOUR = 3600
+PASSWORD_CHANGES, PASSWORD_CHANGE_WINDOW = 10, 900  # per user: tries at the current password
+log = logging.getLogger("agentgate.accounts")
 
 
 class Credentials:
@@ -51,32 +56,47 @@ class Credentials:
         self.sessions: Sessions = gateway.sessions
         self.per_ip = Policy("reset-ip", settings.register_limit_per_ip, HOUR)
         self.per_email = Policy("reset-email", settings.register_limit_per_email, HOUR)
+        self.per_user = Policy("password-change", PASSWORD_CHANGES, PASSWORD_CHANGE_WINDOW)
 
     # -- reset by e-mail -------------------------------------------------------------------------
 
     async def forgot(self, email: str, ip: str) -> dict[str, Any]:
-        """Mail a reset link when the address has an account; the answer is the same either way."""
+        """Count the request; the answer is the same for every address. ``send_reset`` runs after it."""
         email = email.strip().lower()
         await self.limiter.enforce(self.per_ip, ip)
         await self.limiter.enforce(self.per_email, email)
-        user = await repo.find_user(self.db, email)
-        if user is not None and not await self._sso_only(user):
-            now, ttl = self.clock.now(), self.settings.password_reset_ttl_seconds
-            async with self.db.session() as session:
-                token = self.add_token(session, user.id, RESET, now, ttl)
-                url = links.link(self.settings.app_base_url, links.RESET_PATH, token)
-                enqueue(
-                    session, self.mailer.box, messages.password_reset(email, self.service_name, url, ttl), now
-                )
-            self.mailer.wake()  # committed: send now rather than at the next poll
         return {
             "object": "password_reset",
             "status": "sent_if_known",
             "message": f"If {email} has an account, a reset link is on its way.",
         }
 
+    async def send_reset(self, email: str) -> None:
+        """Mail a reset link when the address has an account.
+
+        Run after the answer was sent (a background task): looking the address up and queueing the
+        mail take time, and an answer that waited for them would tell which addresses have accounts.
+        """
+        email = email.strip().lower()
+        try:
+            user = await repo.find_user(self.db, email)
+            if user is None or await self._sso_only(user):
+                return
+            now, ttl = self.clock.now(), self.settings.password_reset_ttl_seconds
+            async with self.db.session() as session:
+                token = self.add_token(session, user.id, RESET, now, ttl)
+                url = links.link(self.settings.app_base_url, links.RESET_PATH, token)
+                mail = messages.password_reset(email, self.service_name, url, ttl)
+                enqueue(session, self.mailer.box, mail, now)
+            self.mailer.wake()  # committed: send now rather than at the next poll
+        except Exception:  # the person may ask again; nothing else depends on this mail
+            log.exception("password reset mail not queued")
+
     async def _sso_only(self, user: User) -> bool:
-        return "platform:admin" not in user.permissions and await self.sessions.sso_enforced(user.tenant_id)
+        """Whether the user signs in through their tenant's provider only (so gets no reset mail)."""
+        return "platform:admin" not in user.permissions and await is_enforced(
+            self.db, user.tenant_id, self.gateway.catalog
+        )
 
     def add_token(self, session: AsyncSession, user_id: str, purpose: str, now: float, ttl: int) -> str:
         token, token_digest = links.new_token()
@@ -116,13 +136,15 @@ class Credentials:
         await self.gateway.refuse_if_sso_enforced(user)
         password_hash = await self.policy.hash_new(password, user_inputs=[user.email, *user.email.split("@")])
         async with self.db.session() as session:
+            # This very link, once: a request that checked it a moment ago must not use it again.
             used = await session.execute(
                 update(EmailToken)
-                .where(EmailToken.user_id == user.id, EmailToken.used_at.is_(None))  # type: ignore[union-attr]
-                .values(used_at=utc(now))  # this link, and every other open link of the user
+                .where(EmailToken.id == row.id, EmailToken.used_at.is_(None))  # type: ignore[union-attr]
+                .values(used_at=utc(now))
             )
-            if used.rowcount == 0:  # type: ignore[attr-defined]
+            if used.rowcount != 1:  # type: ignore[attr-defined]
                 raise links.refuse("used", used="This link was already used.", expired="")
+            await self._close_links(session, user.id, now)
             await self._set_password(
                 session, user, password_hash, verified_at=user.email_verified_at or utc(now)
             )
@@ -130,24 +152,37 @@ class Credentials:
 
     # -- signed in -------------------------------------------------------------------------------
 
-    async def change(self, user_id: str, current: str | None, new: str) -> SignedIn:
-        """A new password for a signed-in user; their other sessions end, this one gets a new token."""
-        user = await self._user(user_id)
-        # A user without a password yet (passkey or invitation) sets a first one without it.
-        if user.password_hash is not None and (
-            current is None or not await verify_password(user.password_hash, current)
-        ):
+    async def change(self, claims: AdminClaims, current: str | None, new: str) -> SignedIn:
+        """A new password for a signed-in user; their other sessions and open links end."""
+        await self.limiter.enforce(self.per_user, claims.user_id)  # no guessing the current one
+        user = await self._user(claims.user_id)
+        if user.password_hash is None:
+            # A first password (passkey or SSO user) adds a way in: it needs a fresh sign-in instead.
+            require_recent_sign_in(claims, self.clock.now(), "set a first password")
+        elif current is None or not await verify_password(user.password_hash, current):
             raise ValidationFailed(
                 "The current password is wrong.", code="current_password_wrong", param="current_password"
             )
         password_hash = await self.policy.hash_new(new, user_inputs=[user.email, *user.email.split("@")])
         async with self.db.session() as session:
+            await self._close_links(session, user.id, self.clock.now())
             await self._set_password(session, user, password_hash, verified_at=user.email_verified_at)
         return self.sessions.issue(await self._user(user.id))
 
     async def sign_out(self, user_id: str) -> dict[str, Any]:
+        """End every session of the user, and every reset link still open."""
+        async with self.db.session() as session:
+            await self._close_links(session, user_id, self.clock.now())
         await self.sessions.end_all(user_id)
         return {"object": "sign_out", "signed_out": True, "sessions": "all"}
+
+    @staticmethod
+    async def _close_links(session: AsyncSession, user_id: str, now: float) -> None:
+        await session.execute(
+            update(EmailToken)
+            .where(EmailToken.user_id == user_id, EmailToken.used_at.is_(None))  # type: ignore[union-attr]
+            .values(used_at=utc(now))
+        )
 
     # -- invitation ------------------------------------------------------------------------------
 

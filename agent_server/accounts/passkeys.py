@@ -4,17 +4,18 @@
 - A ceremony's challenge waits in the KV for ``CEREMONY_SECONDS`` and the answer takes it, once
   (passkey_ceremonies.py): a replayed or late answer finds nothing and is refused.
 - User verification is required: a passkey replaces the password, so it must prove the person too.
-- A sign-in with an e-mail lists that user's credentials; an address without passkeys (or unknown)
-  gets decoy credential ids from an HMAC of the address, the same on every call and in every
-  process, so the answer never tells which addresses have accounts.
+- Every passkey is discoverable (resident key required), so sign-in options never list credentials:
+  ``allowCredentials`` is empty whatever the e-mail, and the answer is the same for every address
+  (only the challenge and state differ). A given e-mail stays in the ceremony state, to check that
+  the passkey used is that user's.
+- Adding a passkey to an existing account queues a notice to the user in the transaction that
+  stores it (not at registration: the account is new then).
 """
 
 from __future__ import annotations
 
-import hmac
 import secrets
 from collections.abc import Sequence
-from hashlib import sha256
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -47,7 +48,9 @@ from agent_server.clock import Clock
 from agent_server.errors import AuthFailed, Conflict, NotFound, ValidationFailed
 from agent_server.gateway.keys import new_id
 from agent_server.gateway.tables import User
-from agent_server.gateway.tokens import bearer_challenge, signing_secret
+from agent_server.gateway.tokens import bearer_challenge
+from agent_server.mail.outbox import Mail, enqueue
+from agent_server.mail.service import Mailer
 from agent_server.ratelimit import Limiter, Policy
 from agent_server.settings import Settings
 from agent_server.storage.db import Database
@@ -57,7 +60,6 @@ from agent_server.timeutil import utc
 # ES256 first (every platform authenticator has it), then Ed25519 and RS256 (Windows Hello).
 ALGORITHMS = [COSEAlgorithmIdentifier(alg) for alg in (-7, -8, -257)]
 TRANSPORTS = {t.value: t for t in AuthenticatorTransport}
-DECOY_TRANSPORTS = [AuthenticatorTransport.HYBRID, AuthenticatorTransport.INTERNAL]
 # Sign-in options are anonymous and each keeps a challenge for minutes: bound them per client.
 SIGN_IN_OPTIONS = Policy("passkey-sign-in", 30, 60, fail_open=True)
 CREATE, GET = "passkey-create", "passkey-get"
@@ -70,7 +72,6 @@ class Passkeys:
         self.db, self.kv, self.clock = db, kv, clock
         self.ceremonies = Ceremonies(kv)
         self.limiter = Limiter(kv, clock, prefix="rl-passkeys")
-        self._decoy_key = hmac.new(signing_secret(settings), b"passkey decoy ids", sha256).digest()
         self._challenge = {"WWW-Authenticate": bearer_challenge(settings.service_name)}
 
     # -- creation: at registration and for signed-in users -----------------------------------------
@@ -180,10 +181,20 @@ class Passkeys:
             exclude=[base64url_to_bytes(row.credential_id) for row in rows],
         )
 
-    async def add(self, user_id: str, credential: dict[str, Any], name: str) -> PasskeyCredential:
+    async def add(
+        self, user_id: str, credential: dict[str, Any], name: str, mailer: Mailer
+    ) -> PasskeyCredential:
+        """Store a new passkey of an existing user and, in the same transaction, queue the notice
+        telling them (a passkey added with a stolen session must not go unseen)."""
         new = await self.verify_creation(state_key=f"user:{user_id}", credential=credential)
+        now = self.clock.now()
         async with self.db.session() as session:
+            user = await session.get(User, user_id)
+            if user is None:
+                raise NotFound("This user no longer exists.", code="user_not_found")
             row = self.store(session, user_id, new, name)
+            enqueue(session, mailer.box, self._added_notice(user.email, row.name, now), now)
+        mailer.wake()  # committed: send now rather than at the next poll
         return row
 
     async def of_user(self, user_id: str) -> list[PasskeyCredential]:
@@ -200,17 +211,16 @@ class Passkeys:
     async def request_options(self, email: str | None, client: str) -> dict[str, Any]:
         """Options for ``navigator.credentials.get()`` and the opaque ``state`` to send back."""
         await self.limiter.enforce(SIGN_IN_OPTIONS, client)
-        allow: list[PublicKeyCredentialDescriptor] = []
-        owner: str | None = None  # None: any account (discoverable); "": nobody (no passkeys)
+        owner: str | None = None  # None: any account; "": nobody (unknown address or no passkeys)
         if email is not None:
-            email = email.strip().lower()
-            rows = await store.for_email(self.db, email)
+            rows = await store.for_email(self.db, email.strip().lower())
             owner = rows[0].user_id if rows else ""
-            allow = [_descriptor(row) for row in rows] or self._decoys(email)
+        # Always a discoverable-credential request (every passkey here is resident): listing the
+        # address's credentials would tell who has passkeys, by their ids, lengths and transports.
         options = generate_authentication_options(
             rp_id=self.rp.id,
             timeout=CEREMONY_SECONDS * 1000,
-            allow_credentials=allow,
+            allow_credentials=[],
             user_verification=UserVerificationRequirement.REQUIRED,
         )
         state = secrets.token_urlsafe(24)
@@ -259,24 +269,17 @@ class Passkeys:
 
     # -- helpers ---------------------------------------------------------------------------------------
 
-    def _decoys(self, email: str) -> list[PublicKeyCredentialDescriptor]:
-        seed = hmac.new(self._decoy_key, email.encode(), sha256).digest()
-        return [
-            PublicKeyCredentialDescriptor(
-                id=hmac.new(self._decoy_key, seed + bytes([i]), sha256).digest(), transports=DECOY_TRANSPORTS
-            )
-            for i in range(1 + seed[0] % 2)
-        ]
+    def _added_notice(self, to: str, name: str, now: float) -> Mail:
+        when = utc(now).strftime("%Y-%m-%d at %H:%M UTC")
+        # The name is quoted: whoever added the passkey chose it (whitespace is collapsed, so one line).
+        text = (
+            f'A passkey named "{name}" was added to your account on {when}. '
+            "If it was not you, remove it and reset your password.\n"
+        )
+        return Mail(to, f"A passkey was added to your {self.rp.name} account", text, kind="passkey_added")
 
     def _rejected(self, message: str) -> AuthFailed:
         return AuthFailed(message, code="passkey_rejected", headers=self._challenge)
-
-
-def _descriptor(row: PasskeyCredential) -> PublicKeyCredentialDescriptor:
-    transports = [TRANSPORTS[t] for t in row.transports if t in TRANSPORTS]
-    return PublicKeyCredentialDescriptor(
-        id=base64url_to_bytes(row.credential_id), transports=transports or None
-    )
 
 
 def _transports(credential: dict[str, Any]) -> list[str]:

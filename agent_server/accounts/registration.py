@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from agent_server.accounts import links, messages
+from agent_server.accounts.names import organisation_name
 from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.tables import Registration
@@ -110,12 +111,13 @@ class Registrations:
 
     async def register(self, application: Application, ip: str) -> dict[str, Any]:
         email = application.email.strip().lower()
+        organisation = organisation_name(application.organisation)
         await self.limiter.enforce(self.per_ip, ip)
         method = PASSWORD if application.password is not None else PASSKEY
         if method == PASSKEY and self.passkeys is None:
             raise ValidationFailed("Send a password: passkeys are not available here.", param="password")
         plan = await self._plan(application.plan)
-        words = [email, application.organisation]
+        words = [email, organisation]
         if application.password is not None:
             await self.policy.check(application.password, user_inputs=words)
         # Counted after the checks: choosing a weak password three times must not lock the address out.
@@ -128,7 +130,7 @@ class Registrations:
         registration = Registration(
             id=new_id("reg_"),
             email=email,
-            organisation=application.organisation.strip(),
+            organisation=organisation,
             plan_id=plan.id,
             method=method,
             password_hash=password_hash,
@@ -246,7 +248,7 @@ class Registrations:
         plan = await session.get(PlanRecord, pending.plan_id)
         if plan is None:
             raise ValidationFailed(f"The plan '{pending.plan_id}' is no longer offered; register again.")
-        name = (organisation or pending.organisation).strip()
+        name = organisation_name(organisation) if organisation else pending.organisation
         tenant = repo.new_tenant(now, name, plan)
         user = repo.new_user(now, tenant.id, pending.email, pending.password_hash, FIRST_ADMIN)
         user.email_verified_at = utc(now)

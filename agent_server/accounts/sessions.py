@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import select, update
 
-from agent_server.gateway.tables import Tenant, User
+from agent_server.errors import PermissionDenied
+from agent_server.gateway.tables import User
 from agent_server.gateway.tokens import AdminClaims, TokenService
 from agent_server.storage.db import Database
 
@@ -58,6 +59,16 @@ class Sessions:
             version = await session.scalar(select(User.token_version).where(User.id == user_id))
         return int(version or 0)
 
-    async def sso_enforced(self, tenant_id: str) -> bool:
-        async with self.db.session() as session:
-            return bool(await session.scalar(select(Tenant.sso_enforced).where(Tenant.id == tenant_id)))
+
+RECENT_SIGN_IN_SECONDS = 600
+
+
+def require_recent_sign_in(claims: AdminClaims, now: float, what: str) -> None:
+    """Adding a way in (a passkey, a first password) needs a sign-in of the last 10 minutes, so a
+    token taken later in its life cannot leave a credential behind that outlives it."""
+    if now - claims.issued_at > RECENT_SIGN_IN_SECONDS:
+        raise PermissionDenied(
+            f"To {what}, sign in again first (your sign-in is more than "
+            f"{RECENT_SIGN_IN_SECONDS // 60} minutes old).",
+            code="recent_sign_in_required",
+        )

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from typing import NamedTuple, TypeVar
 
 from agent_server.accounts.sessions import Sessions, SignedIn
+from agent_server.accounts.sso.enforcement import is_enforced
 from agent_server.errors import AuthFailed, PermissionDenied, RateLimited, ValidationFailed
 from agent_server.events import KeyRotated
 from agent_server.gateway import repository as repo
@@ -179,9 +180,12 @@ class Gateway:
     async def refuse_if_sso_enforced(self, user: User) -> None:
         """Members of an SSO-enforced tenant sign in through its identity provider only.
 
-        Platform administrators keep password and passkey sign-in as the break-glass way back in.
+        Platform administrators keep password and passkey sign-in as the break-glass way back in; a
+        tenant whose plan lacks single sign-on is not enforced (else a downgrade would lock it out).
         """
-        if "platform:admin" in user.permissions or not await self.sessions.sso_enforced(user.tenant_id):
+        if "platform:admin" in user.permissions:
+            return
+        if not await is_enforced(self.db, user.tenant_id, self.catalog):  # the flag, on a plan with sso
             return
         raise PermissionDenied(
             "Your organisation signs in through its identity provider; use single sign-on "

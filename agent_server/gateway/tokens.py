@@ -31,6 +31,7 @@ class AdminClaims:
     tenant_id: str
     permissions: frozenset[str]
     version: int = 0  # the user's token version at issue; a later sign-out raises it
+    issued_at: int = 0  # when the user signed in: actions that add a credential need a recent one
 
 
 def bearer_challenge(realm: str, error: str = "invalid_token", **params: str) -> str:
@@ -103,7 +104,7 @@ class TokenService:
             )
         if iat > now + LEEWAY_SECONDS:
             raise self.invalid("The access token is not valid yet.")
-        return AdminClaims(str(claims["sub"]), tenant, frozenset(permissions), version)
+        return AdminClaims(str(claims["sub"]), tenant, frozenset(permissions), version, iat)
 
     def invalid(self, message: str) -> AuthFailed:
         return AuthFailed(message, code="invalid_token", headers=self.challenge)

@@ -1,6 +1,6 @@
 """The embedded default (no ``AGENTGATE_SMTP_URL``): each message becomes ``<data_dir>/outbox/<id>.eml``
-and one log line names the recipient, the subject and the links, so ``make run`` needs no mail server.
-This is the only place where a link from a message may reach a log."""
+and one log line names the recipient, the subject and (in sandbox mode) the links, so ``make run``
+needs no mail server. This is the only place where a link from a message may reach a log."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ log = logging.getLogger("agentgate.mail")
 
 
 class FolderTransport:
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    def __init__(self, folder: Path, *, log_links: bool = True) -> None:
+        # Links go to the log in sandbox mode only: a production log must not hold working links.
+        self.folder, self.log_links = folder, log_links
 
     def describe(self) -> str:
         return f"the folder {self.folder} (no AGENTGATE_SMTP_URL)"
@@ -32,7 +33,7 @@ class FolderTransport:
             raise DeliveryFailed(
                 f"cannot write to the outbox folder: {exc.strerror or type(exc).__name__}"
             ) from exc
-        links = links_in(message.get_content())
+        links = links_in(message.get_content()) if self.log_links else ["(not logged outside sandbox mode)"]
         log.info(
             "mail to %s, subject %r, written to %s; links: %s",
             message["To"],

@@ -29,7 +29,7 @@ OUTBOX_FOLDER = "outbox"
 
 def build_transport(settings: Settings) -> Transport:
     if settings.smtp_url is None:
-        return FolderTransport(settings.data_dir / OUTBOX_FOLDER)
+        return FolderTransport(settings.data_dir / OUTBOX_FOLDER, log_links=settings.sandbox)
     config = parse_smtp_url(settings.smtp_url.get_secret_value())
     return SmtpTransport(config, ehlo_name=ehlo_name(settings), timeout=settings.mail_timeout_seconds)
 

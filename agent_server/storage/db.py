@@ -50,7 +50,8 @@ class Database:
     def __init__(self, settings: Settings) -> None:
         url = settings.async_database_url
         prepare_sqlite_dir(url)
-        options: dict[str, Any] = {"pool_pre_ping": True}
+        # hide_parameters: an error's log line never shows the values (password hashes, digests, e-mails).
+        options: dict[str, Any] = {"pool_pre_ping": True, "hide_parameters": True}
         if url.startswith("postgresql"):
             options.update(pool_size=10, max_overflow=10, pool_timeout=5, connect_args=POSTGRES_CONNECT_ARGS)
         self.engine: AsyncEngine = create_async_engine(url, **options)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import APIRouter, BackgroundTasks, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
 from agent_server.accounts.links import RESET_PATH
@@ -54,7 +54,7 @@ async def change_password(
     body: PasswordChange, claims: UserDep, request: Request, response: Response
 ) -> dict[str, Any]:
     credentials = request.app.state.accounts.credentials
-    signed_in = await credentials.change(claims.user_id, body.current_password, body.new_password)
+    signed_in = await credentials.change(claims, body.current_password, body.new_password)
     response.headers.update(NO_STORE)
     return signed_in.body()
 
@@ -64,15 +64,21 @@ async def change_password(
     status_code=status.HTTP_202_ACCEPTED,
     summary="Mail a password reset link (the same answer for every address)",
 )
-async def forgot(body: Forgot, request: Request) -> dict[str, Any]:
-    return await request.app.state.accounts.credentials.forgot(str(body.email), client_ip(request))
+async def forgot(body: Forgot, request: Request, background: BackgroundTasks) -> dict[str, Any]:
+    credentials = request.app.state.accounts.credentials
+    answer = await credentials.forgot(str(body.email), client_ip(request))
+    background.add_task(credentials.send_reset, str(body.email))  # after the answer: same timing for all
+    return answer
 
 
 @router.get(RESET_PATH, summary="What a reset or invitation link does (uses nothing up)")
 async def reset_link(
-    request: Request, token: str = Query(min_length=1, max_length=200, description="The token of the link.")
+    request: Request,
+    response: Response,
+    token: str = Query(min_length=1, max_length=200, description="The token of the link."),
 ) -> dict[str, Any]:
     state = await request.app.state.accounts.credentials.link_state(token)
+    response.headers.update(NO_STORE)  # the answer repeats the token
     return {
         "object": "password_link",
         "state": state,

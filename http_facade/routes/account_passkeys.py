@@ -1,7 +1,9 @@
 """Passkeys (docs/accounts.md, "Passkeys"): a signed-in user's credentials, and sign-in with one.
 
 Management acts on the caller's own passkeys (from the token); another user's passkey id answers
-404 like a missing one. Views show no key material. Sign-in answers like the password login, plus
+404 like a missing one. Adding one needs a sign-in of the last 10 minutes (403
+``recent_sign_in_required``), so a stolen session cannot leave a way in that outlives it, and the
+user is told by mail. Views show no key material. Sign-in answers like the password login, plus
 ``user_id`` and ``tenant_id``, with ``Cache-Control: no-store``.
 """
 
@@ -15,12 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_server.accounts.passkey_tables import MAX_NAME_CHARS, PasskeyCredential
 from agent_server.accounts.passkeys import Passkeys
+from agent_server.accounts.sessions import require_recent_sign_in
 from http_facade.deps import client_ip
 from http_facade.gateway_deps import AdminDep
 from http_facade.routes.admin_common import audit_note
 
 router = APIRouter(tags=["accounts"])
 NO_STORE = {"Cache-Control": "no-store"}
+ADD_A_PASSKEY = "add a passkey"
 CREDENTIAL = "The PublicKeyCredential from the browser, in its JSON form (toJSON())."
 
 
@@ -118,14 +122,18 @@ def view(row: PasskeyCredential) -> PasskeyView:
 
 @router.post("/admin/auth/passkeys/options", summary="Options to create a passkey for the signed-in user")
 async def creation_options(claims: AdminDep, request: Request) -> CreationOptions:
-    return CreationOptions(options=await passkeys_of(request).options_for(claims.user_id))
+    passkeys = passkeys_of(request)
+    require_recent_sign_in(claims, passkeys.clock.now(), ADD_A_PASSKEY)
+    return CreationOptions(options=await passkeys.options_for(claims.user_id))
 
 
 @router.post(
     "/admin/auth/passkeys", status_code=status.HTTP_201_CREATED, summary="Save the passkey just created"
 )
 async def add_passkey(body: PasskeyCreate, claims: AdminDep, request: Request) -> PasskeyView:
-    row = await passkeys_of(request).add(claims.user_id, body.credential, body.name)
+    passkeys = passkeys_of(request)
+    require_recent_sign_in(claims, passkeys.clock.now(), ADD_A_PASSKEY)
+    row = await passkeys.add(claims.user_id, body.credential, body.name, request.app.state.accounts.mailer)
     audit_note(request, action="passkey.add", target=row.id)
     return view(row)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_server.gateway.repository import list_keys as tenant_keys
@@ -19,6 +19,7 @@ from agent_server.gateway.usage import summarise
 from http_facade.gateway_deps import AdminDep, GatewayDep
 
 router = APIRouter(tags=["admin"])
+NO_STORE = "no-store"
 
 
 class Login(BaseModel):
@@ -92,14 +93,16 @@ def view(record: ApiKey) -> dict[str, Any]:
 
 
 @router.post("/admin/auth/login", summary="Exchange e-mail and password for an admin JWT")
-async def login(body: Login, gateway: GatewayDep) -> TokenResponse:
+async def login(body: Login, gateway: GatewayDep, response: Response) -> TokenResponse:
     signed_in = await gateway.login(body.email, body.password)
+    response.headers["Cache-Control"] = NO_STORE  # a token: never kept by a cache
     return TokenResponse(access_token=signed_in.access_token, expires_in=signed_in.expires_in)
 
 
 @router.post("/admin/api-keys", status_code=status.HTTP_201_CREATED, summary="Create an API key")
-async def create_key(body: KeyCreate, admin: AdminDep, gateway: GatewayDep) -> CreatedKey:
+async def create_key(body: KeyCreate, admin: AdminDep, gateway: GatewayDep, response: Response) -> CreatedKey:
     record, full = await gateway.issue_key(admin.tenant_id, body.name, body.scopes)
+    response.headers["Cache-Control"] = NO_STORE  # the key itself: shown once, kept by nobody
     return CreatedKey(**view(record), key=full)
 
 
@@ -119,8 +122,9 @@ async def revoke_key(key_id: str, admin: AdminDep, gateway: GatewayDep) -> KeyVi
     status_code=status.HTTP_201_CREATED,
     summary="Replace a key; the old one stops at once",
 )
-async def rotate_key(body: KeyRotate, admin: AdminDep, gateway: GatewayDep) -> CreatedKey:
+async def rotate_key(body: KeyRotate, admin: AdminDep, gateway: GatewayDep, response: Response) -> CreatedKey:
     old, new, full = await gateway.rotate_key(admin.tenant_id, body.key_id)
+    response.headers["Cache-Control"] = NO_STORE
     return CreatedKey(**view(new), key=full, rotated_from=old.id)
 
 

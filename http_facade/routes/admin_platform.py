@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
+from agent_server.accounts.names import organisation_name
 from agent_server.errors import Conflict, NotFound, ValidationFailed
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import PlanRecord, Tenant, User
@@ -91,7 +92,7 @@ async def create_tenant(body: TenantCreate, actor: PlatformDep, request: Request
         plan = await session.get(PlanRecord, body.plan_id)
         if plan is None:
             raise ValidationFailed(f"Unknown plan '{body.plan_id}'.", param="plan_id")
-        tenant = repo.new_tenant(now, body.name.strip(), plan, body.rate_limit_per_minute)
+        tenant = repo.new_tenant(now, organisation_name(body.name, "name"), plan, body.rate_limit_per_minute)
         try:
             session.add(tenant)
             await session.flush()

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_server.accounts.sso.connections import DEFAULT_SCOPES, OidcSettings, connection_view
 from agent_server.accounts.sso.domains import DomainClaims
-from agent_server.accounts.sso.enforcement import set_enforced
+from agent_server.accounts.sso.enforcement import plan_has_sso, set_enforced
 from agent_server.accounts.sso.service import Sso, sso_of
 from agent_server.accounts.tables import TenantDomain
 from agent_server.gateway.repository import find_tenant
@@ -78,8 +78,12 @@ def domain_view(claims: DomainClaims, row: TenantDomain) -> dict[str, Any]:
 async def overview(request: Request, actor: ActorDep) -> dict[str, Any]:
     service = sso(request)
     tenant = await find_tenant(request.app.state.gateway.db, actor.tenant_id)
+    enforced = tenant is not None and tenant.sso_enforced
+    # A plan without single sign-on suspends enforcement (docs/accounts.md), so say whether it applies.
+    applies = enforced and plan_has_sso(request.app.state.gateway.catalog, tenant.plan_id)  # type: ignore[union-attr]
     return {
-        "enforced": bool(tenant and tenant.sso_enforced),
+        "enforced": enforced,
+        "enforcement_applies": applies,
         "oidc_redirect_uri": service.oidc.redirect_uri,
         "connections": [connection_view(c) for c in await service.connections.of_tenant(actor.tenant_id)],
         "domains": [

@@ -85,12 +85,15 @@ async def describe_options(request: Request) -> JSONResponse:
     status_code=status.HTTP_202_ACCEPTED,
     summary="Register: an organisation, its plan and its first admin; a link is mailed to confirm",
 )
-async def register(body: RegisterBody, request: Request, settings: SettingsDep) -> dict[str, Any]:
+async def register(
+    body: RegisterBody, request: Request, settings: SettingsDep, response: Response
+) -> dict[str, Any]:
     if body.consultant_code is not None and not consultant_code(settings, body.consultant_code)["valid"]:
         raise ValidationFailed(
             "Unknown consultant code; check it or register without one.", param="consultant_code"
         )
     application = Application(str(body.email), body.organisation, body.plan, body.password)
+    response.headers.update(NO_STORE)  # a passkey registration's answer holds its challenge
     return await request.app.state.accounts.registrations.register(application, client_ip(request))
 
 
@@ -105,9 +108,12 @@ async def register_passkey(body: PasskeyBody, request: Request) -> dict[str, Any
 
 @router.get("/register/verify", summary="What the link in the registration mail does (uses nothing up)")
 async def verify_link(
-    request: Request, token: str = Query(min_length=1, max_length=200, description="The token of the link.")
+    request: Request,
+    response: Response,
+    token: str = Query(min_length=1, max_length=200, description="The token of the link."),
 ) -> dict[str, Any]:
     state = await request.app.state.accounts.registrations.link_state(token)
+    response.headers.update(NO_STORE)  # the answer repeats the token
     return {
         "object": "registration_link",
         "state": state,

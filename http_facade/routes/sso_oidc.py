@@ -49,7 +49,8 @@ async def sso_discover(body: DiscoverBody, request: Request) -> Discovered:
     accounts = request.app.state.accounts
     await accounts.limiter.enforce(DISCOVERIES_PER_IP, client_ip(request))
     base_url = request.app.state.services.settings.public_base_url
-    return Discovered(**await discover(accounts.db, base_url, body.email))
+    catalog = request.app.state.gateway.catalog
+    return Discovered(**await discover(accounts.db, catalog, base_url, body.email))
 
 
 @router.get(

@@ -64,6 +64,8 @@ class SoftAuthenticator:
     origin: str
     backup_eligible: bool = True
     backed_up: bool = True
+    # What the browser reports in response.transports at creation (a platform passkey by default).
+    transports: list[str] = field(default_factory=lambda: ["hybrid", "internal"])
     credentials: list[Credential] = field(default_factory=list)
 
     def flags(self, *extra: int, verified: bool = True) -> int:
@@ -94,7 +96,7 @@ class SoftAuthenticator:
             "response": {
                 "clientDataJSON": b64url(client_data),
                 "attestationObject": b64url(attestation),
-                "transports": ["hybrid", "internal"],
+                "transports": list(self.transports),
             },
         }
 

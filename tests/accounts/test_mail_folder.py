@@ -80,3 +80,17 @@ async def test_an_unwritable_folder_is_retried_not_lost(tmp_path: Path) -> None:
         assert await worker.tick() == 1
         [row] = await outbox(app)
     assert row.status == MAIL_SENT and (blocker / f"{row.id}.eml").is_file()
+
+
+async def test_outside_sandbox_mode_the_log_line_carries_no_link(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="agentgate.mail")
+    settings = mail_settings(tmp_path).model_copy(update={"mode": "production"})
+    async with running(create_app(settings)) as app:
+        await app.state.accounts.mailer.send(Mail("ada@example.com", "Verify", TEXT, "verify_email"))
+        await settled(app)
+    assert "ada@example.com" in caplog.text and "tok_folder" not in caplog.text
+    assert (
+        "tok_folder" in (tmp_path / "outbox").joinpath(next((tmp_path / "outbox").iterdir()).name).read_text()
+    )

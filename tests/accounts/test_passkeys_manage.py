@@ -1,5 +1,6 @@
-"""A signed-in user's passkeys over HTTP (several, named, renamed, removed), the relying party from
-settings, and the interface the registration flow calls (creation, verification, ``store``)."""
+"""A signed-in user's passkeys over HTTP (several, named, renamed, removed; adding one needs a recent
+sign-in and tells the user by mail), the relying party from settings, and the interface the
+registration flow calls (creation, verification, ``store``)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from sqlalchemy import select
 
 from agent_server.accounts.passkey_relying_party import RelyingParty
 from agent_server.accounts.passkey_tables import PasskeyCredential
+from agent_server.accounts.sessions import RECENT_SIGN_IN_SECONDS
 from agent_server.gateway import repository as repo
 from agent_server.settings import Settings
+from agent_server.timeutil import utc
 from tests.accounts import test_passkeys as passkey_world
 from tests.accounts.authenticator import SoftAuthenticator, b64url
-from tests.accounts.test_passkeys import PasskeyWorld, PasskeyWorldFactory, error_code
+from tests.accounts.test_passkeys import Admin, PasskeyWorld, PasskeyWorldFactory, error_code
 
 make_pk, pk = passkey_world.make_pk, passkey_world.pk  # the fixtures, shared with test_passkeys.py
 
@@ -114,6 +117,50 @@ async def test_a_creation_answer_from_another_origin_is_refused(pk: PasskeyWorld
 
     assert answer.status_code == 400 and "origin" in answer.json()["error"]["message"]
     assert (await pk.client.get("/admin/auth/passkeys", headers=admin.headers)).json()["data"] == []
+
+
+async def test_adding_a_passkey_needs_a_sign_in_of_the_last_ten_minutes(pk: PasskeyWorld) -> None:
+    admin = await pk.admin()
+    pk.clock.advance(RECENT_SIGN_IN_SECONDS)  # exactly 10 minutes old: still recent
+    options = await pk.client.post("/admin/auth/passkeys/options", headers=admin.headers)
+    assert options.status_code == 200, options.text
+    credential = pk.device.create(options.json()["options"])
+
+    pk.clock.advance(60)  # 11 minutes: the token is still valid (an hour), its ceremony still waits
+
+    for path, body in (
+        ("/admin/auth/passkeys/options", None),
+        ("/admin/auth/passkeys", {"credential": credential, "name": "Stolen"}),
+    ):
+        refused = await pk.client.post(path, json=body, headers=admin.headers)
+        assert refused.status_code == 403, (path, refused.text)
+        assert error_code(refused) == "recent_sign_in_required"
+        assert "add a passkey" in refused.json()["error"]["message"]
+    listed = await pk.client.get("/admin/auth/passkeys", headers=admin.headers)  # the token still works
+    assert listed.status_code == 200 and listed.json()["data"] == []
+    assert [m for m in await pk.mails() if m.kind == "passkey_added"] == []
+
+    # Signed in again: the refusal left the ceremony alone, so the same answer now completes it.
+    fresh = Admin(admin.user_id, admin.tenant_id, admin.email, await pk.login(admin.email))
+    body = {"credential": credential, "name": "Laptop"}
+    added = await pk.client.post("/admin/auth/passkeys", json=body, headers=fresh.headers)
+    assert added.status_code == 201 and added.json()["name"] == "Laptop"
+    assert (await pk.add_passkey(fresh, "Phone", device=SoftAuthenticator(pk.origin)))["name"] == "Phone"
+
+
+async def test_adding_a_passkey_queues_a_notice_to_the_user(pk: PasskeyWorld) -> None:
+    admin, other = await pk.admin(), await pk.admin()
+
+    added = await pk.add_passkey(admin, "Work laptop")
+
+    notices = [m for m in await pk.mails() if m.kind == "passkey_added"]
+    assert [m.to for m in notices] == [admin.email]
+    text = notices[0].text
+    day = utc(added["created_at"]).strftime("%Y-%m-%d")
+    assert f'A passkey named "Work laptop" was added to your account on {day}' in text
+    assert "If it was not you, remove it and reset your password." in text
+    assert notices[0].subject == "A passkey was added to your agentgate account"
+    assert await pk.mails(other.email) == []
 
 
 async def test_management_needs_an_admin_token(pk: PasskeyWorld) -> None:

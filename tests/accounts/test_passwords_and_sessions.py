@@ -110,7 +110,10 @@ async def test_an_sso_enforced_tenant_refuses_password_sign_in_and_resets(world:
     admin = await world.registered_admin("gil@acme.example", "Acme")
     async with world.app.state.services.db.session() as session:
         await session.execute(
-            update(Tenant).where(Tenant.id == admin["tenant"]["id"]).values(sso_enforced=True)
+            # enforcement applies on a plan with sso (test_sso_oidc_access.py: after a downgrade)
+            update(Tenant)
+            .where(Tenant.id == admin["tenant"]["id"])
+            .values(sso_enforced=True, plan_id="enterprise")
         )
     refused = await world.client.post(
         "/admin/auth/login", json={"email": "gil@acme.example", "password": PASSWORD}

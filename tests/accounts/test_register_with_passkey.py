@@ -28,6 +28,8 @@ async def test_a_passkey_registration_signs_in_without_a_password(world: World) 
 
     listed = await world.client.get("/admin/auth/passkeys", headers=bearer(verified.json()["access_token"]))
     assert [p["name"] for p in listed.json()["data"]] == ["Passkey"]
+    # the account is new: the passkey it starts with is no news to tell its owner about
+    assert [m.kind for m in await world.mails("ann@acme.example")] == ["verify_email"]
     options = (
         await world.client.post("/admin/auth/passkey/options", json={"email": "ann@acme.example"})
     ).json()

@@ -127,3 +127,21 @@ async def test_bad_registrations_get_clear_errors(world: World) -> None:
         assert (
             await session.scalar(select(func.count()).select_from(Tenant).where(Tenant.name == "Acme")) == 0
         )
+
+
+async def test_organisation_names_are_one_line_without_web_addresses(world: World) -> None:
+    for i, (name, ok) in enumerate(
+        (
+            ("Acme\nClick here to claim your prize", True),  # folded onto one line
+            ("Visit https://evil.example now", False),
+            ("www.evil.example", False),
+            ("Acme\u202eevil", False),  # an invisible direction override
+            ("Booking.com Ltd", True),
+        )
+    ):
+        answer = await world.register(f"n{i}@acme.example", name)
+        assert (answer.status_code == 202) is ok, (name, answer.text)
+        if not ok:
+            assert answer.json()["error"]["param"] == "organisation"
+    mail = (await world.mails("n0@acme.example"))[-1]
+    assert "Acme Click here to claim your prize" in mail.text

@@ -189,6 +189,28 @@ async def test_a_user_of_another_tenant_is_never_moved(
     assert user is not None and user.tenant_id == other.id
 
 
+async def test_a_platform_admin_is_never_signed_in_by_a_tenants_provider(
+    h: Harness, provider: OidcProvider, dns: LoopbackDns
+) -> None:
+    """A tenant admin controls the tenant's provider and DNS: it must not yield platform rights."""
+    admin = await h.tenant("enterprise")
+    await set_up_sso(h, admin, provider, dns, DOMAIN)
+    operator = repo.new_user(
+        h.clock.now(), admin.id, f"alice@{DOMAIN}", None, ["platform:admin", "tenant:admin"]
+    )
+    await repo.add_user(h.gateway.db, operator)
+
+    url, answer = await sign_in(h, provider, admin.id, "alice")
+
+    assert answer.status_code == 403 and error_code(answer) == "SSO_PLATFORM_ADMIN", answer.text
+    message = answer.json()["error"]["message"]
+    assert "password" in message and "passkey" in message
+    assert "access_token" not in answer.text
+    user = await repo.find_user(h.gateway.db, f"alice@{DOMAIN}")
+    assert user is not None and user.permissions == ["platform:admin", "tenant:admin"]
+    assert (await callback(h, url)).status_code == 400  # the state was used up
+
+
 async def test_client_secret_post_is_used_when_the_provider_offers_only_that(
     tmp_path: Path, dns: LoopbackDns
 ) -> None:
@@ -225,5 +247,8 @@ async def test_sign_in_on_postgresql_and_redis(
         assert replay.status_code == 400 and error_code(replay) == "SSO_STATE_INVALID"
         enforced = await h.client.patch("/admin/sso", json={"enforced": True}, headers=admin.headers)
         assert enforced.status_code == 200
-        dropped = await h.client.delete(f"/admin/sso/domains/{DOMAIN}", headers=admin.headers)
+        assert (await h.client.get("/admin/sso", headers=admin.headers)).status_code == 401  # ended
+        _, again = await sign_in(h, provider, admin.id, "alice")
+        headers = {"Authorization": f"Bearer {again.json()['access_token']}"}
+        dropped = await h.client.delete(f"/admin/sso/domains/{DOMAIN}", headers=headers)
         assert dropped.status_code == 409 and error_code(dropped) == "sso_enforced"

@@ -13,9 +13,11 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from saml2 import saml, xmldsig
 from saml2.time_util import a_while_ago
+from sqlalchemy import update
 
 from agent_server.clock import ManualClock
 from agent_server.gateway import repository as repo
+from agent_server.gateway.tables import Tenant
 from agent_server.settings import Settings
 from tests.accounts.saml_idp import Behaviour, SamlIdp, SamlWorld, error_code, read_form, saml_world
 from tests.conftest import BASE_URL
@@ -220,6 +222,35 @@ async def test_a_user_of_another_tenant_is_refused(world: SamlWorld) -> None:
     assert response.status_code == 403 and error_code(response) == "SSO_USER_ELSEWHERE"
     user = await world.user("alice@acme.example")
     assert user is not None and user.tenant_id == elsewhere.id  # never moved
+
+
+async def test_a_platform_admin_is_never_signed_in_by_a_tenants_idp(world: SamlWorld) -> None:
+    org = await world.org()
+    db, now = world.app.state.services.db, world.clock.now()
+    operator = repo.new_user(now, org.id, "alice@acme.example", None, ["platform:admin", "tenant:admin"])
+    await repo.add_user(db, operator)
+    await world.connect(org)
+
+    response = await world.sign_in(org)
+
+    assert response.status_code == 403 and error_code(response) == "SSO_PLATFORM_ADMIN", response.text
+    assert "passkey" in response.json()["error"]["message"] and "access_token" not in response.text
+
+
+async def test_a_plan_without_sso_refuses_the_start_and_the_acs(world: SamlWorld) -> None:
+    org = await world.org()
+    await world.connect(org)
+    action, fields = await world.through_idp(org)  # started before the downgrade
+    async with world.app.state.services.db.session() as session:
+        await session.execute(update(Tenant).where(Tenant.id == org.id).values(plan_id="starter"))  # type: ignore[arg-type]
+
+    start = await world.client.get(f"/sso/saml/{org.id}/start")
+    late = await world.post(action, fields)
+
+    for refused in (start, late):
+        assert refused.status_code == 403, refused.text
+        assert error_code(refused) == "PLAN_LIMIT_EXCEEDED" and refused.json()["error"]["param"] == "sso"
+    assert await world.user("alice@acme.example") is None
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ from authlib.oauth2.rfc6749.parameters import prepare_grant_uri, prepare_token_r
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 from agent_server.accounts.sessions import Sessions, SignedIn
+from agent_server.accounts.sso.enforcement import require_sso_plan
 from agent_server.accounts.sso.id_token import IdTokenValidator, refused
 from agent_server.accounts.sso.oidc_metadata import IssuerDirectory, ProviderMetadata
 from agent_server.accounts.sso.outbound import ProviderHttp
@@ -31,6 +32,7 @@ from agent_server.accounts.tables import SsoConnection
 from agent_server.admin.crypto import SecretBox
 from agent_server.clock import Clock
 from agent_server.errors import AuthFailed, NotFound, PermissionDenied, ValidationFailed
+from agent_server.gateway.plans import PlanCatalog
 from agent_server.ratelimit import Limiter, Policy
 from agent_server.settings import Settings
 from agent_server.storage.db import Database
@@ -105,19 +107,23 @@ class OidcSignIn:
         http: ProviderHttp,
         directory: IssuerDirectory,
         id_tokens: IdTokenValidator,
+        catalog: PlanCatalog,
     ) -> None:
         self.db, self.kv, self.clock, self.box, self.sessions = db, kv, clock, box, sessions
+        self.catalog = catalog  # single sign-on is a plan feature, checked at every start and finish
         self.limiter = limiter
         self.http, self.directory, self.id_tokens = http, directory, id_tokens
         self.state_ttl = settings.sso_state_ttl_seconds
         self.redirect_uri = settings.public_base_url.rstrip("/") + CALLBACK_PATH
 
     async def enabled_connection(self, tenant_id: str) -> SsoConnection:
+        """The tenant's OIDC connection: 404 when none is enabled, 403 when its plan lacks sso."""
         conn = await connection(self.db, tenant_id, "oidc")
         if conn is None or not conn.enabled:
             raise NotFound(
                 "This organisation has no enabled OpenID Connect sign-in.", code="sso_not_configured"
             )
+        await require_sso_plan(self.db, tenant_id, self.catalog)
         return conn
 
     async def start(self, tenant_id: str, ip: str) -> Started:

@@ -5,6 +5,9 @@ The rules (docs/accounts.md, "Single sign-on"):
 - the e-mail's domain must be a *verified* domain of the tenant whose provider asserted it, so a
   tenant's provider can never sign someone in as a person of another organisation;
 - an existing user with that e-mail must belong to that tenant (never moved, never merged);
+- a platform administrator never signs in through a tenant's provider (whoever controls that
+  tenant's provider and DNS would otherwise gain platform rights): they sign in with a password or a
+  passkey;
 - a new user is created in that tenant with the connection's permissions, its e-mail counted as
   verified by the provider.
 """
@@ -21,6 +24,7 @@ from agent_server.storage.db import Database
 from agent_server.timeutil import utc
 
 DEFAULT_PERMISSIONS = ["tenant:admin"]
+PLATFORM_ADMIN = "platform:admin"
 
 
 def domain_of(email: str) -> str:
@@ -66,4 +70,10 @@ async def provision(db: Database, now: float, conn: SsoConnection, email: str) -
                 raise
     if user.tenant_id != conn.tenant_id:
         raise PermissionDenied(f"{email} belongs to another organisation.", code="sso_user_elsewhere")
+    if PLATFORM_ADMIN in user.permissions:  # whichever way the row came: found, or made by a racing sign-in
+        raise PermissionDenied(
+            "Platform administrators cannot sign in through an organisation's identity provider; "
+            "sign in with your password (POST /admin/auth/login) or a passkey (POST /admin/auth/passkey).",
+            code="sso_platform_admin",
+        )
     return user

@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.accounts.sso.connections import ASSIGNABLE_PERMISSIONS
-from agent_server.accounts.sso.enforcement import keep_enforceable
+from agent_server.accounts.sso.enforcement import keep_enforceable, require_sso_plan
 from agent_server.accounts.sso.provision import DEFAULT_PERMISSIONS, connection, provision
 from agent_server.accounts.tables import SsoConnection
 from agent_server.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
@@ -68,6 +68,7 @@ class SamlSignIn:
     def __init__(self, accounts: Accounts) -> None:
         self.settings, self.db, self.kv = accounts.settings, accounts.db, accounts.kv
         self.clock, self.limiter = accounts.clock, accounts.limiter
+        self.catalog = accounts.gateway.catalog  # single sign-on is a plan feature (plans.yaml)
 
     def endpoints(self, tenant_id: str) -> SpEndpoints:
         return SpEndpoints.of(self.settings.public_base_url, tenant_id)
@@ -217,11 +218,14 @@ class SamlSignIn:
         return await provision(self.db, self.clock.now(), conn, email), expected_relay_state
 
     async def _enabled(self, tenant_id: str) -> SsoConnection:
+        """The tenant's SAML connection, at start and at the ACS: 404 when none, 403 when turned off or
+        when the tenant's plan lacks sso."""
         conn = await connection(self.db, tenant_id, PROTOCOL)
         if conn is None:
             raise NotFound("This organisation has no SAML sign-in configured.", code="sso_not_configured")
         if not conn.enabled:
             raise PermissionDenied("This organisation's SAML sign-in is turned off.", code="sso_disabled")
+        await require_sso_plan(self.db, tenant_id, self.catalog)
         return conn
 
     @staticmethod

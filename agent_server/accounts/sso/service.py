@@ -35,6 +35,7 @@ class Sso:
             http=self.http,
             directory=self.directory,
             id_tokens=self.id_tokens,
+            catalog=accounts.gateway.catalog,
         )
 
 
