@@ -119,6 +119,20 @@ class Gateway:
             )
         return Caller(principal, headers, started)
 
+    def entitle(
+        self, caller: Caller, model: str, *, stream: bool = False, feature: str | None = None
+    ) -> None:
+        """What the plan and the key allow for this request, checked after the body is read: the
+        model, the monthly quota, streaming and an endpoint's feature. Every /v1 endpoint calls it,
+        so a rule added here holds on all of them."""
+        principal = caller.principal
+        self.catalog.check_model(principal.plan, model)
+        self.quota.check(principal)
+        if stream:
+            self.catalog.check_feature(principal.plan, "streaming")
+        if feature is not None:
+            self.catalog.check_feature(principal.plan, feature)
+
     def llm_for(self, principal: KeyPrincipal) -> LLMBackend:
         """Sandbox keys always get the deterministic mock; live keys get the router."""
         return self.services.sandbox_llm if principal.environment == "test" else self.services.llm

@@ -93,12 +93,9 @@ async def chat_completions(request: Request) -> Response:
     model, backend = "", ""
     try:
         chat = parse_chat(await request.body())
-        model, plan = chat.model, caller.principal.plan
+        model = chat.model
         request.scope.setdefault("state", {})[MODEL_KEY] = model  # the metrics series of this request
-        gateway.catalog.check_model(plan, model)
-        gateway.quota.check(caller.principal)
-        if chat.stream:
-            gateway.catalog.check_feature(plan, "streaming")
+        gateway.entitle(caller, model, stream=chat.stream)
         llm = gateway.llm_for(caller.principal)
         backend = llm.name
         if chat.stream:
