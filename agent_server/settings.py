@@ -160,6 +160,26 @@ class Settings(BaseSettings):
         default_factory=list, description="ip or ip:port for domain checks (DNS TXT); default: the system's."
     )
 
+    # Billing (docs/billing.md).
+    billing_provider: Literal["sandbox", "stripe"] = Field(
+        default="sandbox", description="sandbox: in-process, no network, no charges (make run)."
+    )
+    billing_path_segment: str = Field(
+        default="billing_provider",
+        pattern=r"^[a-z][a-z0-9_-]{1,39}$",
+        description="The routes' first segment.",
+    )
+    billing_allow_sandbox_in_production: bool = Field(
+        default=False,
+        description="Production refuses to start with the sandbox provider unless this is true.",
+    )
+    stripe_api_key: SecretStr | None = None
+    stripe_api_base: str | None = Field(default=None, description="Another Stripe-compatible API base URL.")
+    stripe_webhook_secret: SecretStr | None = Field(default=None, description="whsec_… of the endpoint.")
+    billing_webhook_tolerance_seconds: int = Field(default=300, ge=30, le=3600)
+    billing_grace_days: int = Field(default=7, ge=0, le=60, description="After a failed renewal.")
+    billing_currency: str = Field(default="EUR", pattern=r"^[A-Z]{3}$")
+
     # Discovery, versioning and probes (docs/discovery.md).
     app_url: str | None = Field(
         default=None, description="Dashboard and registration portal; default: public_base_url."

@@ -1,0 +1,110 @@
+"""The payment-provider port: what billing needs from a provider, in our words.
+
+Two adapters implement it (docs/billing.md): ``stripe`` (the official SDK; any Stripe-compatible API
+base) and ``sandbox`` (in-process, deterministic, no network; its checkout completes on a local
+confirmation page). Events come back in one shape whatever the provider: Stripe's event object
+(``{id, type, created, data: {object}}``), so one pipeline applies them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Price:
+    """A plan's or an item's price: integer minor units per interval (None: one-off)."""
+
+    lookup_key: str  # our stable id at the provider, e.g. "plan:starter:month"
+    product_name: str
+    amount_minor: int
+    currency: str  # ISO 4217, upper case
+    interval: str | None = "month"  # month, year, or None for one-off
+
+
+@dataclass(frozen=True)
+class Subscription:
+    id: str
+    customer_id: str
+    status: str  # trialing, active, past_due, canceled, incomplete, unpaid
+    plan_id: str | None
+    current_period_start: int | None
+    current_period_end: int | None
+    cancel_at_period_end: bool = False
+    trial_end: int | None = None
+
+
+@dataclass(frozen=True)
+class HostedSession:
+    """Where a person finishes something at the provider (a checkout, the billing portal)."""
+
+    ref: str
+    url: str
+    expires_in: int
+
+
+@dataclass(frozen=True)
+class InvoiceInfo:
+    id: str
+    status: str
+    amount_due_minor: int
+    amount_paid_minor: int
+    currency: str
+    period_start: int | None
+    period_end: int | None
+    hosted_url: str | None
+    created: int
+    lines: list[dict[str, Any]] = field(default_factory=list)
+
+
+class BillingProvider(Protocol):
+    name: str
+
+    async def ensure_customer(self, tenant_id: str, email: str, name: str, existing: str | None) -> str:
+        """The provider's customer id for the tenant, created once (metadata carries the tenant id)."""
+        ...
+
+    async def sync_price(self, price: Price) -> str:
+        """Create the product and price if missing, by lookup key; the provider's price id. Idempotent."""
+        ...
+
+    async def plan_checkout(
+        self, customer_id: str, price: Price, plan_id: str, success_url: str, cancel_url: str
+    ) -> HostedSession: ...
+
+    async def one_off_checkout(
+        self,
+        customer_id: str | None,
+        email: str,
+        lines: list[tuple[Price, int]],
+        reference: str,
+        success_url: str,
+        cancel_url: str,
+    ) -> HostedSession: ...
+
+    async def session_result(self, ref: str) -> dict[str, Any]:
+        """What a hosted session ended in: {status, subscription?, customer?, reference?}."""
+        ...
+
+    async def change_plan(
+        self, subscription_id: str, price: Price, plan_id: str, prorate: bool
+    ) -> Subscription: ...
+
+    async def cancel(self, subscription_id: str, at_period_end: bool) -> Subscription: ...
+
+    async def resume(self, subscription_id: str) -> Subscription: ...
+
+    async def subscription(self, subscription_id: str) -> Subscription: ...
+
+    async def invoices(self, customer_id: str, limit: int) -> list[InvoiceInfo]: ...
+
+    async def add_invoice_item(
+        self, customer_id: str, amount_minor: int, currency: str, description: str, idempotency_key: str
+    ) -> str: ...
+
+    async def portal(self, customer_id: str, return_url: str) -> HostedSession: ...
+
+    def parse_event(self, payload: bytes, signature: str | None, now: int) -> dict[str, Any]:
+        """The verified event (signature, tolerance window); ValidationFailed/AuthFailed otherwise."""
+        ...
