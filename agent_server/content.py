@@ -12,6 +12,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agent_server.gateway.grants import entry_problem, is_pattern
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -67,10 +69,20 @@ class Model(Strict):
     name: str
     vendor: str
     context_window: int
-    input_price_per_mtok: float
-    output_price_per_mtok: float
+    input_price_per_mtok: float = Field(ge=0, description="in `currency` (major units) per 1M tokens")
+    output_price_per_mtok: float = Field(ge=0)
+    currency: str = Field(default="EUR", pattern=r"^[A-Z]{3}$")
     capabilities: list[str]
     description: str
+    # Called with the tenant's own key for `provider` (docs/models-and-keys.md, "BYOK").
+    byok: bool = False
+    provider: str | None = Field(default=None, pattern=r"^[a-z0-9_.\-]+$")
+
+    @model_validator(mode="after")
+    def _byok_names_its_provider(self) -> Model:
+        if self.byok and self.provider is None:
+            raise ValueError("a byok model names its provider")
+        return self
 
 
 class ConsultingPackage(Strict):
@@ -199,8 +211,12 @@ class ContentPack(Strict):
         models = {m.id for m in self.models}
         for number, plan in enumerate(self.plans):
             for model in plan.models:
-                if model not in models:
-                    raise _Bad("plans", (number, "models"), f"unknown model id '{model}'")
+                # Patterns (gpt-4o*, *) also grant models declared only in the upstream settings.
+                problem = entry_problem(model)
+                if problem is None and not is_pattern(model) and model not in models:
+                    problem = f"unknown model id '{model}' (grant upstream-only models with a pattern)"
+                if problem is not None:
+                    raise _Bad("plans", (number, "models"), problem)
         frameworks = {f.id for f in self.frameworks}
         for number, control in enumerate(self.controls):
             for framework in control.frameworks:

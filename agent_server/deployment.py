@@ -58,6 +58,9 @@ def check_deployment(settings: Settings, *, workers: int = 1) -> None:
 
     build_transport(settings)
     sender_address(settings)
+    from agent_server.billing.config import check_billing  # the sandbox provider in production, ...
+
+    check_billing(settings)
     if settings.database_url and not settings.redis_url:
         log.warning(
             "AGENTGATE_DATABASE_URL without AGENTGATE_REDIS_URL: rate limits, chat limits and the job "

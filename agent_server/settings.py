@@ -127,8 +127,14 @@ class Settings(BaseSettings):
     llm_max_connections: int = Field(default=1000, ge=1, description="Pool size per upstream.")
     llm_routing_check_seconds: float = Field(default=1.0, gt=0, description="How often a process re-checks.")
     llm_http_transport: Literal["pooled", "httpx"] = Field(
-        default="pooled", description="httpx: httpx's own pool (slower; for proxies or odd upstreams)."
+        default="pooled",
+        description="httpx: httpx's own pool (slower; used anyway behind an https/SOCKS proxy).",
     )
+    # Upstream reachability (docs/operations.md): checked in the background, reported by /health.
+    llm_health_check_seconds: float = Field(
+        default=15.0, gt=0, description="How often each upstream is checked."
+    )
+    llm_health_timeout_seconds: float = Field(default=5.0, gt=0, description="A slower check counts as down.")
 
     # Accounts: registration, mail, passwords, passkeys, single sign-on (docs/accounts.md).
     smtp_url: SecretStr | None = Field(

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from starlette.routing import Route
 
 from agent_server.accounts.service import Accounts
+from agent_server.billing.wiring import build_billing
 from agent_server.clock import Clock
 from agent_server.deployment import check_deployment
 from agent_server.gateway.service import Gateway
@@ -24,11 +25,22 @@ from agent_server.site.build import build_site
 from agent_server.versions import VersionRegistry, default_versions
 from http_facade.errors import install_error_handlers
 from http_facade.middleware import Edge
-from http_facade.routes import admin_keys, agent_auth, gateway_v1, probes, wellknown
+from http_facade.pages.routers import install_pages
+from http_facade.routes import (
+    admin_keys,
+    agent_auth,
+    gateway_completions,
+    gateway_embeddings,
+    gateway_responses,
+    gateway_v1,
+    probes,
+    wellknown,
+)
 from http_facade.routes import mcp as mcp_routes
 from http_facade.routes import tools as tool_routes
 from http_facade.routes.account_routers import ACCOUNT_ROUTERS
 from http_facade.routes.admin_routers import ADMIN_ROUTERS, AuditMiddleware, admin_running
+from http_facade.routes.billing_routers import install_billing
 from http_facade.routes.site_routers import SITE_ROUTERS
 from tools import build_registry
 from wellknown.mcp import MCP_PATH, mcp_manifest
@@ -52,6 +64,7 @@ def create_app(
     )
     registry = build_registry(settings)
     site = build_site(services, registry)  # public site API: limits, tokens, jobs, checkout
+    billing = build_billing(services, gateway)  # payment provider, its events, trials (docs/billing.md)
     # MCP and /api/tools/call serve anonymous callers: their model calls spend the site's budget.
     mcp_server = build_mcp_server(registry, site.services)
     managers = mcp_routes.session_managers(mcp_server, settings)
@@ -78,6 +91,7 @@ def create_app(
             await stack.enter_async_context(site.running())
             # Webhooks subscribe to the event bus; the delivery worker runs until shutdown.
             await stack.enter_async_context(admin_running(services))
+            await stack.enter_async_context(billing.running())  # standing scan, period close
             app.state.ready = True
             # Everything built at start lives as long as the app: keep it out of every GC pass (the
             # SDK allocates heavily per MCP request; full passes over the startup heap cost ~30% CPU).
@@ -90,7 +104,7 @@ def create_app(
         version=API_VERSION,
         summary=company.tagline,
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # /docs is a page of its own, served offline (http_facade/pages/docs.py)
         redoc_url=None,
         # FastAPI's native OpenTelemetry checks the global providers on every request (~2 % of the
         # gateway's CPU); the service's metrics are its own (/metrics), so it stays off.
@@ -102,6 +116,7 @@ def create_app(
     app.state.accounts = accounts
     app.state.reminders = reminders
     app.state.site = site
+    app.state.billing = billing
     app.state.ready = False
     app.state.versions = versions
     app.state.metrics = Metrics()
@@ -115,6 +130,8 @@ def create_app(
     # Routes are matched in order: the tenant gateway, the busiest, comes first.
     gateway_v1.add_chat_route(app)
     app.include_router(gateway_v1.router)
+    for relayed in (gateway_completions, gateway_embeddings, gateway_responses):
+        app.include_router(relayed.router)
     # Also with a trailing slash: a client that appends one gets the same answer, not a 307.
     for path in (MCP_PATH, f"{MCP_PATH}/"):
         app.router.routes.append(Route(path, endpoint=endpoint, methods=["GET", "HEAD", "POST", "DELETE"]))
@@ -129,6 +146,8 @@ def create_app(
     app.include_router(wellknown.router)
     app.include_router(probes.router)
     app.include_router(agent_auth.router)
+    install_billing(app, billing)  # /<billing_path_segment>/... (spec 4.3)
+    install_pages(app)  # pages for people, /docs, /docs/errors and /static (docs/pages.md)
     app.openapi = wellknown.openapi_override(app, settings, versions, services.clock)  # type: ignore[method-assign]
 
     app.add_middleware(AuditMiddleware, routes_app=app)  # records every /admin/ action

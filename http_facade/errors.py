@@ -40,6 +40,13 @@ class EnvelopeResponse(JSONResponse):
     media_type = JSON_UTF8
 
 
+def add_gateway_prefix(prefix: str) -> None:
+    """A route group whose segment is a setting (billing) answers in the gateway envelope too."""
+    global GATEWAY_PREFIXES
+    if prefix not in GATEWAY_PREFIXES:
+        GATEWAY_PREFIXES = (*GATEWAY_PREFIXES, prefix)
+
+
 def uses_gateway_envelope(path: str) -> bool:
     return path.startswith(GATEWAY_PREFIXES) or path in ("/v1", "/admin")
 

@@ -17,7 +17,7 @@ from starlette.background import BackgroundTask
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from agent_server.gateway.chat import DONE
+from agent_server.llm.wire import DONE
 
 
 class EventStreamResponse(Response):

@@ -26,6 +26,9 @@ from agent_server.clock import ManualClock
 from agent_server.settings import Settings
 from http_facade.app import create_app
 
+# Production-mode apps in the tests of other features run the sandbox payment provider on purpose
+# (production refuses it otherwise, docs/billing.md); the test of that refusal turns this off.
+os.environ.setdefault("AGENTGATE_BILLING_ALLOW_SANDBOX_IN_PRODUCTION", "true")
 BASE_URL = "http://127.0.0.1:8000"
 REDIS_URL = os.environ.get("AGENTGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 POSTGRES_URL = os.environ.get("AGENTGATE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")

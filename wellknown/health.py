@@ -1,8 +1,9 @@
 """Health documents: the gateway's ``/health`` shape (spec 2.4) and the IETF health-check format
 (``application/health+json``, draft-inadarei-api-health-check-06) the probes also speak.
 
-A check result is a short string: ``ok``, ``ok (mock)``, ``unknown ...``, ``timeout`` or
-``error: ...``. Only ``timeout`` and ``error`` make the service degraded.
+A check result is a short string: ``ok``, ``ok (mock)``, ``unknown ...``, ``degraded: ...`` (part
+of a dependency fails, e.g. one upstream LLM of several), ``timeout`` or ``error: ...``. Only
+``timeout``, ``error`` and ``degraded`` make the service degraded; only the first two fail a check.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def failed(result: str) -> bool:
 
 def overall(checks: dict[str, str]) -> str:
     """Spec 2.4 status: ``ok`` or ``degraded``."""
-    return "degraded" if any(failed(r) for r in checks.values()) else "ok"
+    return "degraded" if any(failed(r) or r.startswith("degraded") for r in checks.values()) else "ok"
 
 
 def ietf_status(result: str) -> str:

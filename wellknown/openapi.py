@@ -29,15 +29,6 @@ REF = "#/components/"
 HEALTH_JSON = "application/health+json"
 API_KEY = [{"apiKeyBearer": []}, {"apiKeyHeader": []}]
 ADMIN_JWT = [{"adminJWT": []}]
-# Routes of the admin group that take no JWT: they issue one, or a link or a browser report is the credential.
-PUBLIC_ADMIN = (
-    "/admin/auth/login",
-    "/admin/auth/password/forgot",
-    "/admin/auth/password/reset",
-    "/admin/auth/passkey/options",
-    "/admin/auth/passkey",
-    "/admin/csp-report/",
-)
 ERROR_TEXT = {
     400: "Malformed request, invalid parameter or unsupported API-Version.",
     401: "Missing or invalid credential; see WWW-Authenticate.",
@@ -159,18 +150,18 @@ def _error_response(status: int, gateway: bool, description: str | None = None) 
     }
 
 
-def _security_for(path: str) -> list[dict[str, list[str]]] | None:
+def _security_for(path: str, signed_in: bool) -> list[dict[str, list[str]]] | None:
     if path.startswith("/v1/") or path.startswith("/v2/"):
         return API_KEY
-    if path.startswith("/admin/") and path not in PUBLIC_ADMIN:
-        return ADMIN_JWT
-    return None
+    return ADMIN_JWT if signed_in else None
 
 
-def _complete_operation(path: str, method: str, op: dict[str, Any], gateway: bool, versioned: bool) -> None:
+def _complete_operation(
+    path: str, method: str, op: dict[str, Any], gateway: bool, versioned: bool, signed_in: bool = False
+) -> None:
     responses: dict[str, Any] = op.setdefault("responses", {})
     responses.pop("422", None)
-    if op.get("security") is None and (security := _security_for(path)) is not None:
+    if op.get("security") is None and (security := _security_for(path, signed_in)) is not None:
         op["security"] = security
     # Spec 4: "unless stated, ... the error responses 400, 401, 403, 404, 500 use the error envelope".
     wanted = {400, 401, 403, 404, 500}
@@ -251,8 +242,10 @@ def build_openapi(
     raw_routes: Iterable[RawRoute] = (),
     uses_gateway_envelope: Callable[[str], bool],
     unversioned: frozenset[str] = frozenset(),
+    signed_in: frozenset[tuple[str, str]] = frozenset(),
 ) -> dict[str, Any]:
-    """The published OpenAPI 3.1 document (spec 1): ``generated`` is FastAPI's own schema."""
+    """The published OpenAPI 3.1 document (spec 1): ``generated`` is FastAPI's own schema;
+    ``signed_in`` the (path, method) pairs whose route asks for the admin JWT (from its dependencies)."""
     doc = copy.deepcopy(generated)
     base = settings.public_base_url.rstrip("/")
     doc["openapi"] = "3.1.0"
@@ -285,6 +278,7 @@ def build_openapi(
         versioned = path not in unversioned
         for method in METHODS:
             if method in item:
-                _complete_operation(path, method, item[method], gateway, versioned)
+                needs_jwt = (path, method) in signed_in
+                _complete_operation(path, method, item[method], gateway, versioned, needs_jwt)
     _drop_unused_validation_schemas(doc)
     return doc

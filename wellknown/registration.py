@@ -60,7 +60,7 @@ def registration(
     if "sso" in sign_in:
         endpoints["sso_discover"] = _endpoint(base, "POST", "/sso/discover", "Single sign-on for an e-mail.")
     return {
-        "registration_url": f"{portal}/register",
+        "registration_url": f"{portal}/app/register",  # the form for people; the API is POST /register
         "self_serve": True,
         "manual_approval": False,
         "api_flow": {

@@ -85,7 +85,7 @@ class Credentials:
             now, ttl = self.clock.now(), self.settings.password_reset_ttl_seconds
             async with self.db.session() as session:
                 token = self.add_token(session, user.id, RESET, now, ttl)
-                url = links.link(self.settings.app_base_url, links.RESET_PATH, token)
+                url = links.link(self.settings.app_base_url, links.RESET_PAGE, token)
                 mail = messages.password_reset(email, self.service_name, url, ttl)
                 enqueue(session, self.mailer.box, mail, now)
             self.mailer.wake()  # committed: send now rather than at the next poll
@@ -192,7 +192,7 @@ class Credentials:
         The caller calls ``mailer.wake()`` after its commit."""
         ttl = self.settings.invite_ttl_seconds
         token = self.add_token(session, user.id, INVITE, now, ttl)
-        url = links.link(self.settings.app_base_url, links.RESET_PATH, token)
+        url = links.link(self.settings.app_base_url, links.RESET_PAGE, token)
         enqueue(
             session,
             self.mailer.box,

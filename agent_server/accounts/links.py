@@ -1,8 +1,8 @@
 """One-time links sent by mail: a random token in the URL, only its SHA-256 digest at rest.
 
-Links point at ``app_base_url`` (the dashboard and registration portal). Following one is a GET that
-changes nothing: mail scanners fetch links to check them, so the step that uses the token up is a
-POST of the token (docs/accounts.md, "Why links are confirmed by POST").
+Links point at pages of the dashboard under ``app_base_url`` (``/app/...``, docs/pages.md). Following
+one is a GET that changes nothing: mail scanners fetch links to check them, so the step that uses the
+token up is a POST of the token, the page's button (docs/accounts.md, "Why links are confirmed by POST").
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ from urllib.parse import urlencode
 from agent_server.errors import ValidationFailed
 from agent_server.timeutil import utc
 
-VERIFY_PATH = "/register/verify"
+# The dashboard pages that mail links open (their forms call the services of the JSON routes).
+VERIFY_PAGE = "/app/register/verify"
+RESET_PAGE = "/app/password/reset"  # reset and invitation links
+SIGN_IN_PAGE = "/app/login"
+FORGOT_PAGE = "/app/password/forgot"
+# The JSON route of reset and invitation tokens (registration tokens: POST /register/verify).
 RESET_PATH = "/admin/auth/password/reset"
 TOKEN_BYTES = 32
 

@@ -141,14 +141,14 @@ class Registrations:
             known = await session.scalar(select(User.id).where(User.email == email))
             if known is None:
                 registration.token_digest = token_digest
-                url = links.link(self.settings.app_base_url, links.VERIFY_PATH, token)
+                url = links.link(self.settings.app_base_url, links.VERIFY_PAGE, token)
                 mail = messages.verify_email(
                     email, self.service_name, registration.organisation, plan.name, plan.trial_days, url, ttl
                 )
             else:  # the same answer, and a mail that helps the owner instead of a link
                 base = self.settings.app_base_url
                 mail = messages.already_registered(
-                    email, self.service_name, f"{base}/admin/auth/login", f"{base}/admin/auth/password/forgot"
+                    email, self.service_name, f"{base}{links.SIGN_IN_PAGE}", f"{base}{links.FORGOT_PAGE}"
                 )
             session.add(registration)
             enqueue(session, self.mailer.box, mail, now)

@@ -1,5 +1,4 @@
-"""Payments of the public site: fixed-fee checkout behind a ``PaymentProvider`` (provider.py).
-
-The sandbox provider charges nothing; a real provider (a later issue) implements the same Protocol
-and is chosen in ``agent_server.site.build`` from settings.
+"""Billing on a payment provider (docs/billing.md): the provider port (port.py) with its sandbox and
+Stripe adapters, tenants' plan checkouts and one-off purchases, the public site's checkout, provider
+events applied once, trials that end, usage billed. ``wiring.build_billing`` puts it together.
 """

@@ -1,4 +1,7 @@
-"""Fixed-fee checkout: price an item of the catalogue, record the order, ask the provider for a URL."""
+"""Fixed-fee checkout of the public site (``/api/checkout.php``): price an item of the catalogue, record
+the order, open a checkout at the configured payment provider (the sandbox's confirmation page or the
+real provider's). The provider's events make the order ``paid``, ``failed`` or ``expired``
+(order_events.py); the payer comes back to the order's status page."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
-from agent_server.billing.provider import CheckoutRequest, PaymentProvider
+from agent_server.billing.money import decimal_text, to_minor
+from agent_server.billing.port import BillingProvider, Price
 from agent_server.clock import Clock
 from agent_server.errors import NotFound, ValidationFailed
 from agent_server.knowledge import Knowledge
@@ -37,8 +41,8 @@ def order_view(order: OrderRecord) -> dict[str, Any]:
         "item": {"kind": order.item_kind, "id": order.item_id, "name": order.item_name},
         "quantity": order.quantity,
         "currency": order.currency,
-        "unit_amount": f"{order.unit_amount_minor / 100:.2f}",
-        "amount": f"{order.amount_minor / 100:.2f}",
+        "unit_amount": decimal_text(order.unit_amount_minor, order.currency),
+        "amount": decimal_text(order.amount_minor, order.currency),
         "amount_minor": order.amount_minor,
         "checkout_url": order.checkout_url,
         "created_at": iso(order.created_at),
@@ -47,8 +51,11 @@ def order_view(order: OrderRecord) -> dict[str, Any]:
 
 
 class Checkout:
-    def __init__(self, db: Database, clock: Clock, provider: PaymentProvider, knowledge: Knowledge) -> None:
+    def __init__(
+        self, db: Database, clock: Clock, provider: BillingProvider, knowledge: Knowledge, base_url: str
+    ) -> None:
         self.db, self.clock, self.provider, self.knowledge = db, clock, provider, knowledge
+        self.base_url = base_url.rstrip("/")
 
     async def start(self, body: CheckoutBody) -> OrderRecord:
         items = purchasable(self.knowledge.pack)
@@ -71,10 +78,12 @@ class Checkout:
             raise ValidationFailed(
                 "A consulting package is bought once per order; send quantity 1.", param="quantity"
             )
-        unit = round(price * 100)
+        unit = to_minor(price, currency)
         order_id = f"ord_{secrets.token_hex(12)}"
-        session = await self.provider.create_checkout(
-            CheckoutRequest(order_id, f"{name} x {body.quantity}", unit * body.quantity, currency, body.email)
+        back = f"{self.base_url}/api/checkout.php?order_id={order_id}"  # the order's status page
+        line = Price(f"item:{body.item_id}", name, unit, currency, interval=None)
+        session = await self.provider.one_off_checkout(
+            None, str(body.email), [(line, body.quantity)], order_id, back, back
         )
         now = utc(self.clock.now())
         order = OrderRecord(
@@ -90,7 +99,7 @@ class Checkout:
             name=body.name,
             status="pending",
             provider=self.provider.name,
-            provider_ref=session.provider_ref,
+            provider_ref=session.ref,
             checkout_url=session.url,
             created_at=now,
             updated_at=now,

@@ -37,11 +37,34 @@ class Subscription:
 
 @dataclass(frozen=True)
 class HostedSession:
-    """Where a person finishes something at the provider (a checkout, the billing portal)."""
+    """Where a person finishes something at the provider (a checkout, the billing portal).
+
+    ``flow`` is ``hosted`` when ``url`` is the provider's page; ``setup_intent`` when the payer's own
+    page confirms a card with ``client_secret`` (the provider's card form) and then comes back with
+    ``ref`` (docs/billing.md, "Plan checkout").
+    """
 
     ref: str
     url: str
     expires_in: int
+    flow: str = "hosted"
+    client_secret: str | None = None
+
+
+@dataclass(frozen=True)
+class CustomerDetails:
+    """What the provider's customer carries besides the tenant id (bounded by the route's body)."""
+
+    email: str | None = None
+    name: str | None = None
+    address: dict[str, str] | None = None  # line1, line2, city, postal_code, state, country
+    tax_id: dict[str, str] | None = None  # {type, value}, e.g. {"type": "eu_vat", "value": "DE123456789"}
+
+
+@dataclass(frozen=True)
+class PriceRef:
+    id: str
+    created: bool  # False: an identical price existed under the lookup key
 
 
 @dataclass(frozen=True)
@@ -61,12 +84,24 @@ class InvoiceInfo:
 class BillingProvider(Protocol):
     name: str
 
-    async def ensure_customer(self, tenant_id: str, email: str, name: str, existing: str | None) -> str:
-        """The provider's customer id for the tenant, created once (metadata carries the tenant id)."""
+    async def ensure_customer(
+        self,
+        tenant_id: str,
+        email: str,
+        name: str,
+        existing: str | None,
+        details: CustomerDetails | None = None,
+    ) -> str:
+        """The provider's customer id for the tenant, created once (metadata carries the tenant id);
+        an ``existing`` customer gets ``details`` (the fields that are set) written to it."""
         ...
 
     async def sync_price(self, price: Price) -> str:
         """Create the product and price if missing, by lookup key; the provider's price id. Idempotent."""
+        ...
+
+    async def ensure_price(self, price: Price) -> PriceRef:
+        """``sync_price`` that also says whether it created anything."""
         ...
 
     async def plan_checkout(
@@ -104,6 +139,10 @@ class BillingProvider(Protocol):
     ) -> str: ...
 
     async def portal(self, customer_id: str, return_url: str) -> HostedSession: ...
+
+    async def payment_method(self, customer_id: str) -> dict[str, Any] | None:
+        """The customer's default payment method as ``{type, brand, last4, exp_month, exp_year}``."""
+        ...
 
     def parse_event(self, payload: bytes, signature: str | None, now: int) -> dict[str, Any]:
         """The verified event (signature, tolerance window); ValidationFailed/AuthFailed otherwise."""

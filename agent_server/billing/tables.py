@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -81,8 +81,10 @@ class UsageReport(SQLModel, table=True):
     currency: str = Field(max_length=3)
     lines: list[dict[str, Any]] = Field(sa_column=Column(JSON, nullable=False))
     provider_refs: list[str] = Field(sa_column=Column(JSON, nullable=False))
-    status: str = Field(max_length=20, description="claimed, reported, failed")
+    status: str = Field(max_length=20, description="due, claimed, reported")
     created_at: datetime
+    # When a process took the period to report it; a claim older than a few minutes is taken over.
+    claimed_at: datetime | None = None
     reported_at: datetime | None = None
 
 
@@ -110,4 +112,47 @@ class SubscriptionSchedule(SQLModel, table=True):
     phases: list[dict[str, Any]] = Field(sa_column=Column(JSON, nullable=False))
     status: str = Field(max_length=20, description="active, completed, canceled")
     created_at: datetime
+    updated_at: datetime
+
+
+class BillingOrder(SQLModel, table=True):
+    """A tenant's one-off purchase (consulting, training seats, workspace seats, hardware), paid at
+    the provider; anonymous purchases of the public site are ``orders`` (agent_server/site/tables.py)."""
+
+    __tablename__ = "billing_orders"
+
+    id: str = Field(primary_key=True, max_length=40, description="bord_…")
+    tenant_id: str = Field(foreign_key="tenants.id", max_length=40, index=True)
+    item_kind: str = Field(max_length=20, description="consulting, training, workspace, hardware")
+    item_id: str = Field(max_length=100)
+    item_name: str = Field(max_length=200)
+    quantity: int
+    unit_amount_minor: int = Field(sa_column=Column(BigInteger, nullable=False))
+    amount_minor: int = Field(sa_column=Column(BigInteger, nullable=False))
+    currency: str = Field(max_length=3)
+    details: dict[str, Any] = Field(
+        sa_column=Column(JSON, nullable=False), description="e.g. {seats, months}"
+    )
+    status: str = Field(max_length=16, index=True, description="pending, paid, failed, expired")
+    provider: str = Field(max_length=20)
+    provider_ref: str = Field(max_length=200, index=True)
+    checkout_url: str = Field(max_length=500)
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime
+
+
+class SandboxObject(SQLModel, table=True):
+    """An object of the sandbox provider (customer, price, session, subscription, invoice, ...), in the
+    database so that every process of a deployment sees the same sandbox."""
+
+    __tablename__ = "billing_sandbox_objects"
+    __table_args__ = (UniqueConstraint("kind", "lookup", name="ux_billing_sandbox_objects_lookup"),)
+
+    id: str = Field(primary_key=True, max_length=100)
+    kind: str = Field(max_length=30)
+    lookup: str | None = Field(default=None, max_length=200, description="A lookup or idempotency key.")
+    owner: str | None = Field(default=None, max_length=100, index=True, description="The customer.")
+    data: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False), description="Stripe's shape.")
+    created: int = Field(sa_column=Column(BigInteger, nullable=False), description="Unix seconds.")
     updated_at: datetime

@@ -14,20 +14,32 @@ Revocation and the cache (docs/gateway.md, "Revocation"):
 Concurrent misses of one key share one query (single flight), so a burst on a cold key costs one
 query, not one per request. Unknown and revoked keys are cached too (as ``None``), and the cache is
 bounded, so garbage keys can neither fill memory nor force a query per request.
+
+A key's optional settings (model allow-list, budget, expiry) and its tenant's own provider keys
+(BYOK, decrypted once per lookup) are cached with it, so enforcing them costs no query either. An
+expired key is refused like a revoked one (401 ``invalid_api_key``), with a message that says so.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from agent_server.clock import Clock
 from agent_server.errors import AuthFailed
 from agent_server.gateway import keys
+from agent_server.gateway.budgets import Budget, budget_of
+from agent_server.gateway.byok import ProviderCredential
+from agent_server.gateway.grants import ModelGrant
 from agent_server.gateway.plans import PlanCatalog, PlanInfo
 from agent_server.gateway.repository import key_by_digest
+from agent_server.gateway.tables import unix
 from agent_server.gateway.tokens import bearer_challenge
 from agent_server.storage.db import Database
+from agent_server.timeutil import iso, utc
+
+Credentials = Callable[[Iterable[tuple[str, int, str]]], dict[str, ProviderCredential]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +50,10 @@ class KeyPrincipal:
     environment: str  # "test" keys always use the sandbox mock
     plan: PlanInfo
     rate_limit: int
+    models: ModelGrant | None = None  # the key's allow-list; None: whatever the plan grants
+    budget: Budget | None = None
+    expires_at: float | None = None
+    byok: Mapping[str, ProviderCredential] = field(default_factory=dict, repr=False)  # by provider
 
 
 class KeyAuthenticator:
@@ -50,9 +66,10 @@ class KeyAuthenticator:
         ttl: float,
         negotiated_limit: int,
         realm: str,
+        credentials: Credentials = lambda rows: {},
         max_entries: int = 20_000,
     ) -> None:
-        self._db, self._catalog, self._clock = db, catalog, clock
+        self._db, self._catalog, self._clock, self._credentials = db, catalog, clock, credentials
         self.ttl, self._negotiated_limit, self._max_entries = ttl, negotiated_limit, max_entries
         self._challenge = {"WWW-Authenticate": bearer_challenge(realm)}
         self._cache: dict[str, tuple[KeyPrincipal | None, float]] = {}
@@ -77,11 +94,20 @@ class KeyAuthenticator:
             principal = await self._load(digest)
         if principal is None or (environment is not None and environment != principal.environment):
             raise self.refuse("Invalid or revoked API key.")
+        if principal.expires_at is not None and self._clock.now() >= principal.expires_at:
+            raise self.refuse(f"This API key expired at {iso(utc(principal.expires_at))}; use another key.")
         return principal
 
     def invalidate(self, digest: str) -> None:
         self._generation += 1
         self._cache.pop(digest, None)
+
+    def invalidate_tenant(self, tenant_id: str) -> None:
+        """Forget every cached key of a tenant (its BYOK keys changed); an admin action, O(cache)."""
+        self._generation += 1
+        for digest, (principal, _) in list(self._cache.items()):
+            if principal is not None and principal.tenant_id == tenant_id:
+                del self._cache[digest]
 
     async def _load(self, digest: str) -> KeyPrincipal | None:
         pending = self._inflight.get(digest)
@@ -124,6 +150,10 @@ class KeyAuthenticator:
             environment=row.environment,
             plan=plan,
             rate_limit=plan.limit_for(row.rate_limit_override, self._negotiated_limit),
+            models=ModelGrant(row.models) if row.models is not None else None,
+            budget=budget_of(row.budget_period, row.budget_tokens, row.budget_spend),
+            expires_at=unix(row.expires_at) if row.expires_at is not None else None,
+            byok=self._credentials(row.provider_keys) if row.provider_keys else {},
         )
 
     def _store(self, digest: str, principal: KeyPrincipal | None) -> None:

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from agent_server.content import Model, Plan
+from agent_server.content import Plan
 from agent_server.errors import ModelNotFound, PlanLimitExceeded, ValidationFailed
+from agent_server.gateway.grants import ModelGrant
 from agent_server.gateway.tables import PlanRecord
 from agent_server.storage.db import Database
 from agent_server.timeutil import utc
 
 ALL_SCOPES = frozenset({"chat", "embeddings", "files", "models", "admin"})
-# Creation time shown by GET /v1/models (the catalogue has no per-model dates): 2026-01-01.
-MODELS_CREATED = 1_767_225_600
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +25,7 @@ class PlanInfo:
     requests_per_minute: int | None
     trial_days: int
     scopes: frozenset[str]
-    models: tuple[str, ...]
-    model_set: frozenset[str]
+    grant: ModelGrant  # the models of plans.yaml: ids and patterns
     features: frozenset[str]
 
     def limit_for(self, tenant_override: int | None, negotiated_default: int) -> int:
@@ -59,8 +57,7 @@ def _info(record: PlanRecord) -> PlanInfo:
         requests_per_minute=record.requests_per_minute,
         trial_days=record.trial_days,
         scopes=frozenset(record.scopes),
-        models=tuple(record.models),
-        model_set=frozenset(record.models),
+        grant=ModelGrant(record.models),
         features=frozenset(record.features),
     )
 
@@ -97,17 +94,16 @@ async def seed_plans(db: Database, plans: Iterable[Plan], now: float) -> None:
 
 
 class PlanCatalog:
-    """Plans by id and the model catalogue; loaded at start, read without I/O on every request."""
+    """Plans by id; loaded at start, read without I/O on every request."""
 
-    def __init__(self) -> None:
+    def __init__(self, known: Container[str] = frozenset()) -> None:
         self.plans: dict[str, PlanInfo] = {}
-        self.models: dict[str, Model] = {}
+        self.known = known  # every model id the gateway knows, for check_model's message
 
-    async def load(self, db: Database, models: Iterable[Model]) -> None:
+    async def load(self, db: Database) -> None:
         async with db.session() as session:
             records = (await session.execute(select(PlanRecord))).scalars().all()
         self.plans = {record.id: _info(record) for record in records}
-        self.models = {model.id: model for model in models}
 
     def get(self, plan_id: str) -> PlanInfo:
         return self.plans[plan_id]
@@ -115,9 +111,9 @@ class PlanCatalog:
     def check_model(self, plan: PlanInfo, model: str) -> None:
         # Spec 7.1 and the issue: an unknown model and a model outside the plan are both
         # 400 model_not_found (param model); only the message tells them apart.
-        if model in plan.model_set:
+        if plan.grant.allows(model):
             return
-        if model in self.models:
+        if model in self.known:
             raise ModelNotFound(
                 f"The model '{model}' is not available on the {plan.name} plan. "
                 "GET /v1/models lists the models you can use.",
@@ -135,12 +131,3 @@ class PlanCatalog:
                 f"The {plan.name} plan does not include {feature}; upgrade the plan to use it.",
                 param=feature,
             )
-
-    def model_list(self, plan: PlanInfo) -> list[dict[str, object]]:
-        """The OpenAI model objects of the plan's models, in the plan's order."""
-        return [self.model_object(model_id) for model_id in plan.models]
-
-    def model_object(self, model_id: str) -> dict[str, object]:
-        model = self.models.get(model_id)
-        owner = model.vendor.lower() if model is not None else "agentgate"
-        return {"id": model_id, "object": "model", "created": MODELS_CREATED, "owned_by": owner}

@@ -35,7 +35,7 @@ async def _database(settings: Settings) -> AsyncIterator[tuple[Database, PlanCat
     try:
         await seed_plans(db, pack.plans, _clock.now())
         catalog = PlanCatalog()
-        await catalog.load(db, pack.models)
+        await catalog.load(db)
         yield db, catalog
     finally:
         await db.dispose()

@@ -7,7 +7,8 @@ of another tenant looks exactly like a missing one (404, not 403).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import or_, select, update
 from sqlalchemy.exc import IntegrityError
@@ -15,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.errors import Conflict, NotFound, ValidationFailed
 from agent_server.gateway import keys
-from agent_server.gateway.tables import ApiKey, PlanRecord, Tenant, User
+from agent_server.gateway.tables import ApiKey, PlanRecord, ProviderKey, Tenant, User
 from agent_server.storage.db import Database
 from agent_server.timeutil import utc
 
@@ -31,9 +32,18 @@ class KeyRow:
     revoked: bool
     plan_id: str
     rate_limit_override: int | None
+    # The key's optional settings (key_settings.py) and the tenant's own provider keys, encrypted:
+    # (provider, version, ciphertext).
+    models: list[str] | None = None
+    budget_period: str | None = None
+    budget_tokens: int | None = None
+    budget_spend: int | None = None
+    expires_at: datetime | None = None
+    provider_keys: tuple[tuple[str, int, str], ...] = ()
 
 
 async def key_by_digest(db: Database, digest: str) -> KeyRow | None:
+    """The key and, in the same session, its tenant's BYOK keys (cached with it by the caller)."""
     query = (
         select(
             ApiKey.id,
@@ -43,15 +53,43 @@ async def key_by_digest(db: Database, digest: str) -> KeyRow | None:
             ApiKey.revoked_at,
             Tenant.plan_id,
             Tenant.rate_limit_per_minute,
+            ApiKey.models,
+            ApiKey.budget_period,
+            ApiKey.budget_tokens,
+            ApiKey.budget_spend,
+            ApiKey.expires_at,
         )
         .join(Tenant, Tenant.id == ApiKey.tenant_id)  # type: ignore[arg-type]
         .where(ApiKey.digest == digest)
     )
     async with db.session() as session:
         row = (await session.execute(query)).first()
-    if row is None:
-        return None
-    return KeyRow(row[0], row[1], list(row[2]), row[3], row[4] is not None, row[5], row[6])
+        if row is None:
+            return None
+        if row[4] is not None:  # revoked: nothing else of it matters
+            return KeyRow(row[0], row[1], list(row[2]), row[3], True, row[5], row[6])
+        provider_keys = (
+            await session.execute(
+                select(ProviderKey.provider, ProviderKey.version, ProviderKey.secret_encrypted).where(
+                    ProviderKey.tenant_id == row[1]  # type: ignore[arg-type]
+                )
+            )
+        ).all()
+    return KeyRow(
+        row[0],
+        row[1],
+        list(row[2]),
+        row[3],
+        False,
+        row[5],
+        row[6],
+        list(row[7]) if row[7] is not None else None,
+        row[8],
+        row[9],
+        row[10],
+        row[11],
+        tuple((p, v, e) for p, v, e in provider_keys),
+    )
 
 
 async def create_tenant(
@@ -124,8 +162,16 @@ async def set_password_hash(db: Database, user_id: str, password_hash: str) -> N
         await session.execute(update(User).where(User.id == user_id).values(password_hash=password_hash))  # type: ignore[arg-type]
 
 
-def new_key(now: float, tenant_id: str, name: str, scopes: list[str], environment: str) -> tuple[ApiKey, str]:
-    """A key record and the full key, which exists only in this return value and the response."""
+def new_key(
+    now: float,
+    tenant_id: str,
+    name: str,
+    scopes: list[str],
+    environment: str,
+    settings: dict[str, Any] | None = None,
+) -> tuple[ApiKey, str]:
+    """A key record and the full key, which exists only in this return value and the response.
+    ``settings``: optional ``api_keys`` columns (``KeyOptions.columns``)."""
     full, body = keys.generate(environment)
     record = ApiKey(
         id=keys.new_id("key_"),
@@ -137,8 +183,13 @@ def new_key(now: float, tenant_id: str, name: str, scopes: list[str], environmen
         prefix=keys.PREFIX_OF[environment],
         last4=body[-4:],
         created_at=utc(now),
+        **(settings or {}),
     )
     return record, full
+
+
+# The optional settings a rotation copies to the new key (its spend starts afresh, see docs).
+CARRIED = ("models", "budget_period", "budget_tokens", "budget_spend", "expires_at", "key_metadata")
 
 
 async def add_key(db: Database, record: ApiKey) -> ApiKey:
@@ -151,6 +202,22 @@ async def list_keys(db: Database, tenant_id: str) -> list[ApiKey]:
     async with db.session() as session:
         query = select(ApiKey).where(ApiKey.tenant_id == tenant_id).order_by(ApiKey.created_at, ApiKey.id)  # type: ignore[arg-type]
         return list((await session.execute(query)).scalars().all())
+
+
+async def find_key(db: Database, tenant_id: str, key_id: str) -> ApiKey:
+    async with db.session() as session:
+        return await _tenant_key(session, tenant_id, key_id)
+
+
+async def update_key(db: Database, tenant_id: str, key_id: str, values: dict[str, Any]) -> ApiKey:
+    """Change an active key's columns; a revoked key cannot change (404, like rotating it)."""
+    async with db.session() as session:
+        record = await _tenant_key(session, tenant_id, key_id)
+        if record.revoked_at is not None:
+            raise NotFound(f"No active API key {key_id}; it was revoked or rotated.", param="key_id")
+        for name, value in values.items():
+            setattr(record, name, value)
+    return record
 
 
 async def revoke_key(db: Database, now: float, tenant_id: str, key_id: str) -> ApiKey:
@@ -172,7 +239,8 @@ async def rotate_key(db: Database, now: float, tenant_id: str, key_id: str) -> t
         old = await _tenant_key(session, tenant_id, key_id)
         if old.revoked_at is not None:
             raise NotFound(f"No active API key {key_id}; it was revoked or rotated.", param="key_id")
-        new, full = new_key(now, tenant_id, old.name, list(old.scopes), old.environment)
+        carried = {name: getattr(old, name) for name in CARRIED}
+        new, full = new_key(now, tenant_id, old.name, list(old.scopes), old.environment, carried)
         session.add(new)
         await session.flush()
         revoked = await session.execute(

@@ -7,17 +7,23 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.sso.enforcement import is_enforced
-from agent_server.errors import AuthFailed, PermissionDenied, RateLimited, ValidationFailed
-from agent_server.events import KeyRotated
+from agent_server.errors import AuthFailed, PermissionDenied, QuotaExceeded, RateLimited
+from agent_server.gateway import model_access
 from agent_server.gateway import repository as repo
 from agent_server.gateway.auth import KeyAuthenticator, KeyPrincipal
 from agent_server.gateway.bootstrap import bootstrap
+from agent_server.gateway.budgets import BudgetLedger
+from agent_server.gateway.byok import ByokVault, missing
+from agent_server.gateway.byok_llm import ByokClients
+from agent_server.gateway.key_admin import KeyAdmin
+from agent_server.gateway.key_settings import KeyOptions
+from agent_server.gateway.model_table import ModelTable
 from agent_server.gateway.passwords import hash_password, needs_rehash, verify_password
-from agent_server.gateway.plans import PlanCatalog, check_scopes, seed_plans
+from agent_server.gateway.plans import PlanCatalog, seed_plans
 from agent_server.gateway.quota import QuotaGate
 from agent_server.gateway.ratelimit import RateLimiter
 from agent_server.gateway.tables import ApiKey, User
@@ -34,6 +40,7 @@ T = TypeVar("T")
 ADMIN_PERMISSIONS = frozenset({"tenant:admin", "platform:admin"})
 LOGIN_FAILURES = 10  # per e-mail address and window, then 429
 LOGIN_WINDOW = 900.0
+METERED_SCOPES = frozenset({"chat", "embeddings"})  # the scopes whose requests spend a budget
 
 
 class Caller(NamedTuple):
@@ -53,7 +60,12 @@ class Gateway:
         self.services, self.db, self.clock = services, services.db, services.clock
         self.current_version = current_version  # what usage rows of requests that pin none record
         self.environment = "test" if settings.sandbox else "live"
-        self.catalog = PlanCatalog()
+        # Models declared once: the catalogue plus the upstream settings, priced in minor units.
+        self.models = ModelTable(services.knowledge.pack.models, settings.upstreams)
+        self.catalog = PlanCatalog(self.models)
+        self.byok = ByokVault(services.db, services.clock, settings, self.models.providers)
+        self.byok_clients = ByokClients(settings, self.models)
+        self.budgets = BudgetLedger(services.kv, services.db, services.clock, self.models.currency)
         realm = settings.service_name
         self.tokens = TokenService(
             signing_secret(settings),
@@ -71,7 +83,9 @@ class Gateway:
             ttl=settings.key_cache_ttl_seconds,
             negotiated_limit=settings.negotiated_rate_limit,
             realm=realm,
+            credentials=self.byok.credentials,
         )
+        self.key_admin = KeyAdmin(self)
         self.limiter = RateLimiter(services.kv, services.clock, settings.rate_limit_window_seconds)
         # With Redis, usage rows are durable before the response (a Redis list drained in batches).
         usage_log = services.kv if isinstance(services.kv, RedisKV) else None
@@ -93,16 +107,18 @@ class Gateway:
     async def start(self) -> None:
         pack = self.services.knowledge.pack
         await seed_plans(self.db, pack.plans, self.clock.now())
-        await self.catalog.load(self.db, pack.models)
+        await self.catalog.load(self.db)
         await bootstrap(self.services)
         await self.usage.start()
         # Scans at once, then every few seconds (a failing database only delays it).
         every = self.services.settings.quota_check_seconds
         self._tasks.append(asyncio.create_task(self.quota.run(every), name="token-quota"))
+        self._tasks.append(asyncio.create_task(self.budgets.run(every), name="key-budgets"))
 
     async def stop(self) -> None:
         await stop_tasks(self._tasks)
         await self.usage.stop()
+        await self.byok_clients.aclose()
         await self.services.events.drain()
 
     # -- the /v1 hot path ------------------------------------------------------------------------
@@ -117,25 +133,55 @@ class Gateway:
                 f"This API key lacks the '{scope}' scope; create a key with it.",
                 headers={**headers, "WWW-Authenticate": f'{self._scope_challenge}, scope="{scope}"'},
             )
+        if principal.budget is not None and scope in METERED_SCOPES:
+            try:  # one KV read per limited quantity, for keys with a budget only
+                await self.budgets.check(principal.key_id, principal.budget)
+            except QuotaExceeded as err:
+                err.headers.update(headers)
+                raise
         return Caller(principal, headers, started)
 
     def entitle(
         self, caller: Caller, model: str, *, stream: bool = False, feature: str | None = None
     ) -> None:
         """What the plan and the key allow for this request, checked after the body is read: the
-        model, the monthly quota, streaming and an endpoint's feature. Every /v1 endpoint calls it,
-        so a rule added here holds on all of them."""
+        model (plan, key allow-list, the tenant's own key for a BYOK model), the monthly quota,
+        streaming and an endpoint's feature. Every /v1 endpoint calls it, so a rule added here
+        holds on all of them. (The key's budget is checked by ``admit``.)"""
         principal = caller.principal
         self.catalog.check_model(principal.plan, model)
+        if principal.models is not None and not principal.models.allows(model):
+            raise PermissionDenied(
+                f"This API key may not call the model '{model}'; GET /v1/models lists the ones it may.",
+                code="model_not_allowed",
+                param="model",
+            )
+        provider = self.models.byok.get(model)
+        if provider is not None and provider not in principal.byok:
+            raise missing(provider, model)
         self.quota.check(principal)
         if stream:
             self.catalog.check_feature(principal.plan, "streaming")
         if feature is not None:
             self.catalog.check_feature(principal.plan, feature)
+        self.services.extras["billing.standing"].check(principal)  # trial ended, payment overdue: 402
 
-    def llm_for(self, principal: KeyPrincipal) -> LLMBackend:
-        """Sandbox keys always get the deterministic mock; live keys get the router."""
-        return self.services.sandbox_llm if principal.environment == "test" else self.services.llm
+    def llm_for(self, principal: KeyPrincipal, model: str) -> LLMBackend:
+        """Sandbox keys always get the deterministic mock; live keys get the router, except that a
+        BYOK model goes to an upstream client holding the tenant's own key (byok_llm.py)."""
+        if principal.environment == "test":
+            return self.services.sandbox_llm
+        if principal.byok:
+            return self.byok_clients.for_model(principal, model) or self.services.llm
+        return self.services.llm
+
+    async def callable_models(self, caller: Caller) -> list[dict[str, Any]]:
+        """``GET /v1/models``: the model objects this key may call (model_access.py)."""
+        return await model_access.callable_models(caller.principal, self.models, self.services.llm)
+
+    async def callable_model(self, caller: Caller, model: str) -> dict[str, Any] | None:
+        """``GET /v1/models/{id}``: the model object, or None when this key may not call it."""
+        return await model_access.callable_model(caller.principal, model, self.models, self.services.llm)
 
     async def record(
         self,
@@ -150,8 +196,14 @@ class Gateway:
         stream: bool = False,
         api_version: str | None = None,
     ) -> None:
-        """Queue the request's usage row; ``api_version`` is the version the client pinned, if any."""
+        """Queue the request's usage row with its cost, and count it against the key's budget;
+        ``api_version`` is the version the client pinned, if any. Sandbox keys are never charged."""
         principal = caller.principal
+        cost, currency = 0, None
+        if principal.environment == "live":
+            price = self.models.prices.get(model)
+            if price is not None:
+                cost, currency = prompt_tokens * price[0] + completion_tokens * price[1], self.models.currency
         await self.usage.append(
             UsageRow(
                 principal.tenant_id,
@@ -167,8 +219,14 @@ class Gateway:
                 self.clock.now(),
                 None,  # row_token, set by the writer; positional: keywords cost a NamedTuple ~90 ns
                 api_version or self.current_version,
+                cost,
+                currency,
             )
         )
+        if principal.budget is not None and (prompt_tokens or completion_tokens):
+            await self.budgets.add(
+                principal.key_id, principal.budget, prompt_tokens + completion_tokens, cost
+            )
 
     # -- administration --------------------------------------------------------------------------
 
@@ -230,27 +288,15 @@ class Gateway:
             raise PermissionDenied("This user is not an administrator of the tenant.")
         return claims
 
-    async def issue_key(self, tenant_id: str, name: str, scopes: list[str]) -> tuple[ApiKey, str]:
-        tenant = await repo.find_tenant(self.db, tenant_id)
-        if tenant is None:
-            raise ValidationFailed(f"Unknown tenant '{tenant_id}'.", param="tenant")
-        wanted = check_scopes(self.catalog.get(tenant.plan_id), scopes)
-        record, full = repo.new_key(self.clock.now(), tenant.id, name, wanted, self.environment)
-        await repo.add_key(self.db, record)
-        return record, full
+    # Key administration lives in key_admin.py; these names are what routes, CLI and tests call.
+
+    async def issue_key(
+        self, tenant_id: str, name: str, scopes: list[str], options: KeyOptions | None = None
+    ) -> tuple[ApiKey, str]:
+        return await self.key_admin.issue(tenant_id, name, scopes, options)
 
     async def revoke_key(self, tenant_id: str, key_id: str) -> ApiKey:
-        record = await repo.revoke_key(self.db, self.clock.now(), tenant_id, key_id)
-        self.keys.invalidate(record.digest)
-        return record
+        return await self.key_admin.revoke(tenant_id, key_id)
 
     async def rotate_key(self, tenant_id: str, key_id: str) -> tuple[ApiKey, ApiKey, str]:
-        now = self.clock.now()
-        old, new, full = await repo.rotate_key(self.db, now, tenant_id, key_id)
-        self.keys.invalidate(old.digest)
-        await self.services.events.publish(
-            KeyRotated(
-                tenant_id=tenant_id, occurred_at=now, old_key_id=old.id, new_key_id=new.id, name=new.name
-            )
-        )
-        return old, new, full
+        return await self.key_admin.rotate(tenant_id, key_id)

@@ -1,4 +1,5 @@
-"""Gateway tables: plans, tenants, users, API keys and usage records (migration 0002_gateway).
+"""Gateway tables: plans, tenants, users, API keys and usage records (migration 0002_gateway); key
+settings, spend and tenants' own provider keys (migration 0012_keys_spend_byok).
 
 Times are aware UTC ``datetime`` (SQLModel's UTCDateTime; ``DateTime(timezone=True)`` columns). JSON list columns hold small sets
 (scopes, models, features, permissions) that are always read whole.
@@ -6,10 +7,16 @@ Times are aware UTC ``datetime`` (SQLModel's UTCDateTime; ``DateTime(timezone=Tr
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import JSON, Column, Index
+from sqlalchemy import JSON, BigInteger, Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
+
+
+def unix(value: datetime) -> float:
+    """Unix time of a stored datetime: aware UTC, or naive UTC as SQLite gives it back."""
+    return (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).timestamp()
 
 
 class PlanRecord(SQLModel, table=True):
@@ -73,6 +80,15 @@ class ApiKey(SQLModel, table=True):
     created_at: datetime
     revoked_at: datetime | None = None
     replaced_by: str | None = Field(default=None, max_length=40, description="The key a rotation issued.")
+    # Optional settings (docs/models-and-keys.md); a key without them works as it always did.
+    models: list[str] | None = Field(
+        default=None, sa_column=Column(JSON(none_as_null=True)), description="Allow-list: ids and patterns."
+    )
+    budget_period: str | None = Field(default=None, max_length=8, description="day, month or total")
+    budget_tokens: int | None = Field(default=None, sa_column=Column(BigInteger))
+    budget_spend: int | None = Field(default=None, sa_column=Column(BigInteger), description="minor units")
+    expires_at: datetime | None = None
+    key_metadata: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
 
 
 class UsageRecord(SQLModel, table=True):
@@ -102,3 +118,23 @@ class UsageRecord(SQLModel, table=True):
     # The contract that served the request: the pinned API-Version, else the current one (spec 9).
     # Null on rows written before migration 0010_usage_api_version and on playground rows.
     api_version: str | None = Field(default=None, max_length=24)
+    # Millionths of a minor unit (tokens x price per million tokens, exact) and its currency; null on
+    # rows before migration 0012_keys_spend_byok, 0 / null for sandbox keys and unpriced models.
+    cost_micros: int | None = Field(default=None, sa_column=Column(BigInteger))
+    currency: str | None = Field(default=None, max_length=3)
+
+
+class ProviderKey(SQLModel, table=True):
+    """A tenant's own key for an LLM provider (BYOK), encrypted with the SecretBox; never shown."""
+
+    __tablename__ = "byok_keys"
+    __table_args__ = (UniqueConstraint("tenant_id", "provider", name="ux_byok_keys_tenant_provider"),)
+
+    id: str = Field(primary_key=True, max_length=40)
+    tenant_id: str = Field(foreign_key="tenants.id", max_length=40)
+    provider: str = Field(max_length=100)
+    secret_encrypted: str = Field(sa_column=Column(Text, nullable=False))
+    hint: str = Field(max_length=16, description="The last four characters, for people.")
+    version: int = Field(default=1, description="Raised by every replacement: caches compare it.")
+    created_at: datetime
+    updated_at: datetime

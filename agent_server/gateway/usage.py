@@ -1,5 +1,5 @@
 """Usage records: durable before the response when Redis is configured, written to the database in
-batches off the hot path, and the per-tenant summary.
+batches off the hot path (the usage API's report is ``usage_report.py``).
 
 - **With Redis** (``log`` set): ``append`` RPUSHes the row to a Redis list before the request's
   response is sent (rows of requests arriving in the same loop turn share one RPUSH), so a killed
@@ -23,7 +23,7 @@ import logging
 import secrets
 from typing import Any, NamedTuple, Protocol
 
-from sqlalchemy import case, func, insert, select
+from sqlalchemy import insert
 
 from agent_server.gateway.tables import UsageRecord
 from agent_server.storage.db import Database
@@ -63,9 +63,11 @@ class UsageRow(NamedTuple):
     stream: bool
     created_at: float  # clock reading; turned into a datetime at flush, off the request path
     row_token: str | None = None  # set on rows that go through the Redis log
-    # The contract that served the request (spec 9). Last, so rows a previous release left in the
-    # Redis log (one field shorter) still load with ``UsageRow(*fields)``.
+    # The contract that served the request (spec 9). Newer fields come last, so rows a previous
+    # release left in the Redis log (shorter) still load with ``UsageRow(*fields)``.
     api_version: str | None = None
+    cost_micros: int = 0  # millionths of a minor unit (model_table.ModelTable.cost)
+    currency: str | None = None  # of the cost; None when the model is not priced or the key is a sandbox key
 
 
 class UsageWriter:
@@ -223,37 +225,3 @@ def _insert_once(dialect: str) -> Any:
     else:
         from sqlalchemy.dialects.sqlite import insert as dialect_insert
     return dialect_insert(USAGE_TABLE).on_conflict_do_nothing(index_elements=["row_token"])
-
-
-async def summarise(db: Database, tenant_id: str) -> list[dict[str, Any]]:
-    """Requests, tokens, errors and mean latency per key and model of one tenant."""
-    table = USAGE_TABLE.c
-    query = (
-        select(
-            table.key_id,
-            table.model,
-            func.count().label("requests"),
-            func.coalesce(func.sum(table.prompt_tokens), 0).label("prompt_tokens"),
-            func.coalesce(func.sum(table.completion_tokens), 0).label("completion_tokens"),
-            func.sum(case((table.status >= 400, 1), else_=0)).label("errors"),
-            func.avg(table.latency_ms).label("avg_latency_ms"),
-        )
-        .where(table.tenant_id == tenant_id)
-        .group_by(table.key_id, table.model)
-        .order_by(table.key_id, table.model)
-    )
-    async with db.session() as session:
-        rows = (await session.execute(query)).all()
-    return [
-        {
-            "key_id": row.key_id,
-            "model": row.model,
-            "requests": int(row.requests),
-            "prompt_tokens": int(row.prompt_tokens),
-            "completion_tokens": int(row.completion_tokens),
-            "total_tokens": int(row.prompt_tokens) + int(row.completion_tokens),
-            "errors": int(row.errors or 0),
-            "avg_latency_ms": round(float(row.avg_latency_ms or 0.0), 2),
-        }
-        for row in rows
-    ]

@@ -30,6 +30,7 @@ class Connection(asyncio.Protocol):
     def _begin(self) -> None:
         self.parser = httptools.HttpResponseParser(self)
         self.headers: list[tuple[bytes, bytes]] = []
+        self.encoding: bytes | None = None  # Content-Encoding, noted while parsing: no header scan later
         self.chunks: deque[bytes] = deque()
         self.buffered = 0
         self.head_done = self.complete = self.got_bytes = self.keep_alive = False
@@ -64,6 +65,8 @@ class Connection(asyncio.Protocol):
     # -- httptools callbacks ------------------------------------------------------------------
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers.append((name, value))
+        if len(name) == 16 and name.lower() == b"content-encoding":
+            self.encoding = value
 
     def on_headers_complete(self) -> None:
         self.head_done = True
@@ -111,6 +114,21 @@ class Connection(asyncio.Protocol):
         self._begin()
         self._error = None
         self.transport.write(data)  # type: ignore[union-attr]
+
+    async def tunnel(self, target: bytes, authorization: bytes | None) -> None:
+        """Ask the HTTP proxy at the other end for a tunnel to ``target`` (host:port); the caller
+        bounds the wait. Afterwards the connection carries whatever the caller starts (TLS)."""
+        head = b"CONNECT %s HTTP/1.1\r\nHost: %s\r\n" % (target, target)
+        if authorization:
+            head += b"Proxy-Authorization: %s\r\n" % authorization
+        self.send(head + b"\r\n")
+        try:
+            await self.read_head(None)
+        except httpx.ReadError:
+            raise httpx.ProxyError("the proxy closed the connection instead of opening a tunnel") from None
+        status = self.parser.get_status_code()
+        if not 200 <= status < 300:
+            raise httpx.ProxyError(f"the proxy refused a tunnel to {target.decode()} (HTTP {status})")
 
     async def read_head(self, timeout: float | None) -> None:
         while not self.head_done:

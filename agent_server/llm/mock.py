@@ -1,42 +1,47 @@
-"""The sandbox LLM: deterministic, offline, counts tokens and streams in several chunks."""
+"""The sandbox LLM: deterministic, offline, on both seams and every endpoint of the relay.
+
+What it answers is in ``mock_reply.py`` (the conversation), ``mock_chat.py`` (chat completions),
+``mock_responses.py`` (the Responses API) and ``mock_text.py`` (legacy completions, embeddings).
+The typed seam (the site's ask and chat, the playground) reads choice 0 of its chat answer.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
-from agent_server.llm.types import ChatRequest, Completion, Delta, Usage
+from pydantic_core import to_json
 
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-_OPENINGS = ("Sure.", "Here is a short answer.", "Understood.", "Good question.")
+from agent_server.errors import ValidationFailed
+from agent_server.llm.adapter import chat_call, completion_of, typed_deltas
+from agent_server.llm.mock_chat import chat_answer, chat_chunks
+from agent_server.llm.mock_responses import response_answer, response_events
+from agent_server.llm.mock_text import completion_answer, completion_chunks, embeddings_answer
+from agent_server.llm.types import (
+    CHAT,
+    COMPLETIONS,
+    EMBEDDINGS,
+    RESPONSES,
+    Answer,
+    Call,
+    ChatRequest,
+    Chunk,
+    Completion,
+    Delta,
+    Usage,
+)
 
-
-def count_tokens(text: str) -> int:
-    """An approximation (words and punctuation) that is stable across runs."""
-    return len(_TOKEN.findall(text))
-
-
-def _reply(request: ChatRequest) -> str:
-    last_user = next((m.content or "" for m in reversed(request.messages) if m.role == "user"), "")
-    digest = hashlib.sha256(f"{request.model}\n{last_user}".encode()).digest()
-    opening = _OPENINGS[digest[0] % len(_OPENINGS)]
-    words = last_user.split()
-    topic = " ".join(words[:12]) + ("..." if len(words) > 12 else "")
-    text = f"{opening} This is the sandbox model {request.model} answering: {topic}"
-    if request.max_tokens is not None:
-        text = _truncate(text, request.max_tokens)
-    return text
-
-
-def _truncate(text: str, max_tokens: int) -> str:
-    tokens = _TOKEN.findall(text)
-    return text if len(tokens) <= max_tokens else " ".join(tokens[:max_tokens])
-
-
-def count_prompt_tokens(request: ChatRequest) -> int:
-    """The prompt's tokens by the same approximation (4 per message for the role framing)."""
-    return sum(count_tokens(m.content or "") + 4 for m in request.messages)
+_ANSWERS: dict[str, Callable[[Call], tuple[dict[str, Any], Usage]]] = {
+    CHAT: chat_answer,
+    COMPLETIONS: completion_answer,
+    EMBEDDINGS: embeddings_answer,
+    RESPONSES: response_answer,
+}
+_STREAMS: dict[str, Callable[[Call], list[Chunk]]] = {
+    CHAT: chat_chunks,
+    COMPLETIONS: completion_chunks,
+    RESPONSES: response_events,
+}
 
 
 class MockBackend:
@@ -45,21 +50,17 @@ class MockBackend:
     name = "mock"
 
     async def complete(self, request: ChatRequest) -> Completion:
-        text = _reply(request)
-        usage = Usage(count_prompt_tokens(request), count_tokens(text))
-        return Completion(text, _finish(request, text), usage, request.model)
+        return completion_of(await self.relay(chat_call(request)), request)
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[Delta]:
-        text = _reply(request)
-        pieces = re.findall(r"\S+\s*", text)
-        for piece in pieces[:-1]:
-            yield Delta(piece)
-        yield Delta(
-            pieces[-1] if pieces else "",
-            _finish(request, text),
-            Usage(count_prompt_tokens(request), count_tokens(text)),
-        )
+    def stream(self, request: ChatRequest) -> AsyncIterator[Delta]:
+        return typed_deltas(self.relay_stream(chat_call(request, stream=True)))
 
+    async def relay(self, call: Call) -> Answer:
+        data, usage = _ANSWERS[call.endpoint](call)
+        return Answer(to_json(data), data, usage)
 
-def _finish(request: ChatRequest, text: str) -> str:
-    return "length" if request.max_tokens is not None and count_tokens(text) >= request.max_tokens else "stop"
+    async def relay_stream(self, call: Call) -> AsyncIterator[list[Chunk]]:
+        stream = _STREAMS.get(call.endpoint)
+        if stream is None:
+            raise ValidationFailed(f"/{call.endpoint} does not stream.", param="stream")
+        yield stream(call)  # all at once, as an instant upstream's single read

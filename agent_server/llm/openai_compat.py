@@ -1,4 +1,9 @@
-"""Any OpenAI-compatible upstream: one connection pool, streaming pass-through, bounded retries.
+"""Any OpenAI-compatible upstream: one connection pool, a faithful relay, bounded retries.
+
+The relay (``relay``/``relay_stream``) sends the client's body with the upstream's model id and
+hands the answer on as the upstream's bytes, the model id put back (``llm/sse.py``); chat
+completions, legacy completions, embeddings and the Responses API go the same way, each to its
+path under the base URL. The typed seam (``complete``/``stream``) reads choice 0 of the same relay.
 
 Each backend owns one connection pool (``PooledTransport`` by default, httpx's own
 ``AsyncHTTPTransport`` with ``AGENTGATE_LLM_HTTP_TRANSPORT=httpx``) and talks to it directly:
@@ -15,29 +20,45 @@ already cost a full timeout); the router falls back to the next backend instead.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 from collections.abc import AsyncIterator
 from typing import Literal
 
 import httpx
+from pydantic_core import from_json, to_json
 
 from agent_server.errors import AgentError, TimedOut, Unavailable, UpstreamFailed, ValidationFailed
+from agent_server.llm.adapter import chat_call, completion_of, typed_deltas
 from agent_server.llm.config import UpstreamConfig
-from agent_server.llm.mock import count_prompt_tokens, count_tokens
-from agent_server.llm.sse import StreamState, parse_usage, upstream_error
-from agent_server.llm.transport import Exchange, HttpxExchange, PooledTransport
-from agent_server.llm.types import ChatRequest, Completion, Delta, Usage
+from agent_server.llm.dialects import DIALECTS
+from agent_server.llm.sse import EventReader, RelayState, upstream_error
+from agent_server.llm.tokens import estimate
+from agent_server.llm.transport import Exchange, HttpxExchange, PooledTransport, upstream_transport
+from agent_server.llm.types import (
+    CHAT,
+    COMPLETIONS,
+    EMBEDDINGS,
+    RESPONSES,
+    Answer,
+    Call,
+    ChatRequest,
+    Chunk,
+    Completion,
+    Delta,
+)
+from agent_server.llm.wire import ModelRewriter
 
 log = logging.getLogger("agentgate.llm")
 TransportKind = Literal["pooled", "httpx"]
-_OURS = {"model", "stream", "stream_options"}
-_USAGE = {"include_usage": True}
+_ENDPOINTS = (CHAT, COMPLETIONS, EMBEDDINGS, RESPONSES)
+# Upstreams are always asked for the usage of a stream, to meter it (llm/sse.py drops the usage
+# chunk again when the client did not ask for it).
+_USAGE_STREAMS = frozenset({CHAT, COMPLETIONS})
 
 
 class OpenAICompatBackend:
-    """``POST {base_url}/chat/completions`` with the upstream's key; public model ids are mapped."""
+    """``POST {base_url}/<endpoint>`` with the upstream's key; public model ids are mapped."""
 
     def __init__(
         self,
@@ -54,7 +75,8 @@ class OpenAICompatBackend:
     ) -> None:
         self.name = config.name
         self.models = dict(config.models)
-        self._url = httpx.URL(f"{config.base_url}/chat/completions")
+        self._urls = {endpoint: httpx.URL(f"{config.base_url}/{endpoint}") for endpoint in _ENDPOINTS}
+        self._url = self._urls[CHAT]
         self._secret = config.api_key.get_secret_value()
         self._retries = max(0, retries)
         self._backoff = backoff
@@ -71,21 +93,18 @@ class OpenAICompatBackend:
         self._timeouts = {"connect": connect, "read": read, "write": read, "pool": connect}
         self._extensions = {"timeout": self._timeouts}
         size = config.max_connections or max_connections
-        if transport is None:
-            transport = (
-                PooledTransport(max_connections=size, keepalive_expiry=30)
-                if transport_kind == "pooled"
-                else httpx.AsyncHTTPTransport(
-                    limits=httpx.Limits(max_connections=size, max_keepalive_connections=size)
-                )
-            )
-        self._transport = transport
+        # Ours, or httpx's when asked or behind an https/SOCKS proxy; proxy and TLS trust per upstream.
+        self._transport = transport or upstream_transport(config, transport_kind, size)
         url = self._url
         self._origin = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
-        lines = [f"POST {url.raw_path.decode()} HTTP/1.1", f"Host: {url.netloc.decode()}"]
-        lines += [f"{key}: {value}" for key, value in headers.items()]
-        self._head = ("\r\n".join(lines) + "\r\nContent-Length: ").encode()
-        self._model_json = {public: json.dumps(upstream) for public, upstream in self.models.items()}
+        fields = "".join(f"{key}: {value}\r\n" for key, value in headers.items())
+        # The request head of each endpoint, rendered once: a request costs one concatenation.
+        self._heads = {
+            endpoint: (
+                f"POST {url.raw_path.decode()} HTTP/1.1\r\nHost: {url.netloc.decode()}\r\n{fields}Content-Length: "
+            ).encode()
+            for endpoint, url in self._urls.items()
+        }
 
     def __repr__(self) -> str:
         return f"OpenAICompatBackend(name={self.name!r}, url={str(self._url)!r})"
@@ -93,41 +112,38 @@ class OpenAICompatBackend:
     async def aclose(self) -> None:
         await self._transport.aclose()
 
-    def _body(self, request: ChatRequest, stream: bool) -> bytes:
-        """The upstream body: our model id and stream fields first, then the caller's request as
-        pydantic serialises it (unknown OpenAI fields included, extra="allow"), without a dict."""
-        model = self._model_json.get(request.model) or json.dumps(request.model)
-        head = f'{{"model":{model},"stream":{"true" if stream else "false"}'
-        if stream:
-            options = (request.model_extra or {}).get("stream_options")
-            options = {**options, "include_usage": True} if isinstance(options, dict) else _USAGE
-            head += f',"stream_options":{json.dumps(options, separators=(",", ":"))}'
-        rest = request.model_dump_json(exclude_none=True, exclude=_OURS)
-        return (head + ("," + rest[1:] if len(rest) > 2 else "}")).encode()
+    def _body(self, call: Call) -> bytes:
+        """The client's body with the upstream's model id (and, streaming, the usage asked for)."""
+        body = call.body.copy()
+        body["model"] = self.models.get(call.model, call.model)
+        if call.stream:
+            body["stream"] = True
+            if call.endpoint in _USAGE_STREAMS:
+                options = body.get("stream_options")
+                body["stream_options"] = (
+                    {**options, "include_usage": True}
+                    if isinstance(options, dict)
+                    else {"include_usage": True}
+                )
+        return to_json(body)
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, "[redacted]") if self._secret else text
 
-    async def _open(self, content: bytes) -> Exchange | HttpxExchange:
+    async def _open(self, endpoint: str, content: bytes) -> Exchange | HttpxExchange:
         if type(self._transport) is PooledTransport:
-            data = self._head + b"%d\r\n\r\n" % len(content) + content
-            exchange = await self._transport.exchange(self._origin, data, self._timeouts)
-            if exchange.header(b"content-encoding") not in (None, "identity"):
-                await exchange.aclose()
-                raise UpstreamFailed(
-                    f"upstream {self.name} compressed its answer; set AGENTGATE_LLM_HTTP_TRANSPORT=httpx"
-                )
-            return exchange
-        request = httpx.Request("POST", self._url, headers=self._headers, content=content)
+            data = self._heads[endpoint] + b"%d\r\n\r\n" % len(content) + content
+            return await self._transport.exchange(self._origin, data, self._timeouts)  # decodes gzip itself
+        request = httpx.Request("POST", self._urls[endpoint], headers=self._headers, content=content)
         request.extensions = self._extensions
         return HttpxExchange(await self._transport.handle_async_request(request))
 
-    async def _send(self, content: bytes) -> Exchange | HttpxExchange:
+    async def _send(self, endpoint: str, content: bytes) -> Exchange | HttpxExchange:
         """A 2xx response with its body unread, or the mapped error after bounded retries."""
         attempt = 0
         while True:
             try:
-                response = await self._open(content)
+                response = await self._open(endpoint, content)
             except httpx.ConnectTimeout:
                 error: AgentError = Unavailable(f"upstream {self.name} did not accept a connection in time")
             except httpx.PoolTimeout:
@@ -141,7 +157,7 @@ class OpenAICompatBackend:
             else:
                 if response.status < 400:
                     return response
-                error = await self._status_error(response)
+                error = await self._status_error(response, endpoint)
                 if response.status < 500:
                     raise error
             if attempt >= self._retries:
@@ -150,7 +166,7 @@ class OpenAICompatBackend:
             log.info("llm upstream %s: %s; retry %d of %d", self.name, error.message, attempt, self._retries)
             await asyncio.sleep(self._backoff * (0.5 + self._rng.random()))
 
-    async def _status_error(self, response: Exchange | HttpxExchange) -> AgentError:
+    async def _status_error(self, response: Exchange | HttpxExchange, endpoint: str) -> AgentError:
         try:
             detail = self._scrub(upstream_error(await response.read()))
         except httpx.HTTPError:
@@ -161,10 +177,10 @@ class OpenAICompatBackend:
             log.error(
                 "llm upstream %s rejected our credentials (HTTP %d): check its api_key", self.name, status
             )
-        return status_error(self.name, status, detail, response.header(b"retry-after"))
+        return status_error(self.name, status, detail, response.header(b"retry-after"), endpoint)
 
-    async def complete(self, request: ChatRequest) -> Completion:
-        response = await self._send(self._body(request, False))
+    async def relay(self, call: Call) -> Answer:
+        response = await self._send(call.endpoint, self._body(call))
         try:
             raw = await response.read()
         except httpx.TimeoutException:
@@ -172,46 +188,32 @@ class OpenAICompatBackend:
         except httpx.TransportError as exc:
             raise UpstreamFailed(f"upstream {self.name} failed: {type(exc).__name__}") from None
         try:
-            data = json.loads(raw)
-            if "error" in data and not data.get("choices"):
-                raise UpstreamFailed(f"upstream {self.name} error: {self._scrub(upstream_error(data))}")
-            choice = data["choices"][0]
-            message = choice.get("message") or {}
-            content = message.get("content") or ""
-            usage = data.get("usage")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise UpstreamFailed(f"upstream {self.name} sent an unreadable completion") from None
-        return Completion(
-            content,
-            choice.get("finish_reason") or "stop",
-            parse_usage(usage) or Usage(count_prompt_tokens(request), count_tokens(content)),
-            request.model,
-            message.get("tool_calls"),
-        )
-
-    async def stream(self, request: ChatRequest) -> AsyncIterator[Delta]:
-        response = await self._send(self._body(request, True))
-        state = StreamState(self.name)
-        feed = state.feed
-        pending = b""
+            data = from_json(raw)
+        except ValueError:
+            data = None
+        if type(data) is not dict:
+            raise UpstreamFailed(f"upstream {self.name} sent an unreadable answer")
+        dialect = DIALECTS[call.endpoint]
+        if dialect.failed(data):
+            raise UpstreamFailed(f"upstream {self.name} error: {self._scrub(upstream_error(data))}")
         try:
-            # Lines are split here rather than by aiter_lines (text decoding, charset sniffing):
-            # each network chunk is split once and every complete line handed on at once. Reading
-            # goes on after [DONE] so the body ends and the connection returns to the pool.
-            async for chunk in response.chunks():
-                if b"\n" not in chunk:
-                    pending += chunk
-                    continue
-                *lines, pending = (pending + chunk).split(b"\n")
-                deltas = [delta for line in lines if (delta := feed(line)) is not None]
-                last = len(deltas) - 1
-                for i, delta in enumerate(deltas):
-                    # feed() yields content and tool-call pieces only; all but the last are "more".
-                    yield Delta(delta.content, None, None, delta.tool_calls, True) if i < last else delta
-            if pending:
-                delta = feed(pending)
-                if delta is not None:
-                    yield delta
+            body = ModelRewriter(call.model)(raw, data, dialect.swap_model(data, call.model))
+            usage = dialect.usage(data) or estimate(call, dialect.answer_text(data))
+        except (AttributeError, TypeError, KeyError):  # e.g. "choices" that are no objects
+            raise UpstreamFailed(f"upstream {self.name} sent an unreadable answer") from None
+        return Answer(body, data, usage)
+
+    async def relay_stream(self, call: Call) -> AsyncIterator[list[Chunk]]:
+        response = await self._send(call.endpoint, self._body(call))
+        state, reader = RelayState(self.name, call), EventReader()
+        tail: list[Chunk] = []
+        try:
+            # Reading goes on after the last event so the body ends and the connection returns to
+            # the pool.
+            async for piece in response.chunks():
+                if batch := state.feed(reader.feed(piece)):
+                    yield batch
+            tail = state.feed(reader.close())
         except httpx.TimeoutException:
             if not state.done:
                 raise TimedOut(f"upstream {self.name} stalled mid-stream", code="upstream_timeout") from None
@@ -220,10 +222,19 @@ class OpenAICompatBackend:
                 raise UpstreamFailed(f"upstream {self.name} stream broke: {type(exc).__name__}") from None
         finally:
             await response.aclose()
-        yield state.final(request)
+        if tail := tail + state.end():
+            yield tail
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        return completion_of(await self.relay(chat_call(request)), request)
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[Delta]:
+        return typed_deltas(self.relay_stream(chat_call(request, stream=True)))
 
 
-def status_error(name: str, status: int, detail: str, retry_after: str | None) -> AgentError:
+def status_error(
+    name: str, status: int, detail: str, retry_after: str | None, endpoint: str = CHAT
+) -> AgentError:
     """An upstream 4xx/5xx as our error: the caller's fault (400) or ours/theirs (5xx)."""
     if status in (400, 413, 422):
         return ValidationFailed(f"the upstream model rejected the request: {detail or f'HTTP {status}'}")
@@ -235,4 +246,6 @@ def status_error(name: str, status: int, detail: str, retry_after: str | None) -
     if status in (429, 503):
         seconds = int(retry_after) if retry_after and retry_after.isdigit() else 1
         return Unavailable(f"upstream {name} is overloaded (HTTP {status})", retry_after=seconds)
+    if status in (404, 405):
+        return UpstreamFailed(f"upstream {name} does not serve /{endpoint} (HTTP {status})")
     return UpstreamFailed(f"upstream {name} failed with HTTP {status}")

@@ -1,6 +1,7 @@
 """The router: ``services.llm``. Picks the backends of the model's route and falls back in order.
 
-It satisfies ``LLMBackend`` itself. The table lives in the database; every process re-reads the
+It satisfies both seams itself (``LLMBackend`` and ``RelayBackend``, llm/types.py), with the same
+fallback rules on each. The table lives in the database; every process re-reads the
 revision at most once per ``check_seconds`` (one tiny query) and reloads the rows when it changed,
 so an edit takes effect everywhere without a restart.
 """
@@ -10,19 +11,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import aclosing
+from typing import TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from agent_server.clock import Clock
 from agent_server.errors import ModelNotFound, TimedOut, Unavailable, UpstreamFailed
+from agent_server.llm.adapter import relay_of
 from agent_server.llm.config import MOCK_BACKEND, RouteEntry
 from agent_server.llm.mock import MockBackend
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.routing import RoutingTable, seed_routes
 from agent_server.llm.store import ensure_seeded, read_revision, read_table
-from agent_server.llm.types import ChatRequest, Completion, Delta, LLMBackend
+from agent_server.llm.types import Answer, Call, ChatRequest, Chunk, Completion, Delta, LLMBackend
 from agent_server.settings import Settings
 from agent_server.storage.db import Database
 
@@ -31,6 +34,7 @@ log = logging.getLogger("agentgate.llm")
 # Errors after which the next backend of the route is tried (a 400 is the caller's and is not).
 FALLBACK_ERRORS = (UpstreamFailed, Unavailable, TimedOut)
 Seed = Callable[[], Mapping[str, list[RouteEntry]]]
+T = TypeVar("T")
 
 
 class Router:
@@ -136,27 +140,33 @@ class Router:
             raise Unavailable(f"No backend is configured for the model '{model}'.", retry_after=5)
         return order
 
-    # -- LLMBackend ----------------------------------------------------------------------------
+    # -- LLMBackend and RelayBackend --------------------------------------------------------------
 
     async def complete(self, request: ChatRequest) -> Completion:
-        order = await self._order(request.model)
-        for backend in order[:-1]:
-            try:
-                return await backend.complete(request)
-            except FALLBACK_ERRORS as exc:
-                log.warning("llm backend %s failed (%s); falling back", backend.name, exc.message)
-        return await order[-1].complete(request)
+        return await _first_answer(await self._order(request.model), lambda b: b.complete(request))
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[Delta]:
-        order = await self._order(request.model)
+    def stream(self, request: ChatRequest) -> AsyncIterator[Delta]:
+        return self._fall_back(request.model, lambda backend: backend.stream(request))
+
+    async def relay(self, call: Call) -> Answer:
+        return await _first_answer(await self._order(call.model), lambda b: relay_of(b).relay(call))
+
+    def relay_stream(self, call: Call) -> AsyncIterator[Chunk]:
+        return self._fall_back(call.model, lambda backend: relay_of(backend).relay_stream(call))
+
+    async def _fall_back(
+        self, model: str, open_stream: Callable[[LLMBackend], AsyncIterator[T]]
+    ) -> AsyncIterator[T]:
+        """The first backend's stream that yields anything; the next one after a failure before."""
+        order = await self._order(model)
         last = len(order) - 1
         for index, backend in enumerate(order):
             yielded = False
             try:
-                async with aclosing(backend.stream(request)) as deltas:  # type: ignore[type-var]
-                    async for delta in deltas:
+                async with aclosing(open_stream(backend)) as items:  # type: ignore[type-var]
+                    async for item in items:
                         yielded = True
-                        yield delta
+                        yield item
                 return
             except FALLBACK_ERRORS as exc:
                 if yielded:
@@ -172,6 +182,16 @@ class Router:
             close = getattr(backend, "aclose", None)
             if close is not None:
                 await close()
+
+
+async def _first_answer(order: list[LLMBackend], ask: Callable[[LLMBackend], Awaitable[T]]) -> T:
+    """The first backend's answer; the next one after a failure that allows a fallback."""
+    for backend in order[:-1]:
+        try:
+            return await ask(backend)
+        except FALLBACK_ERRORS as exc:
+            log.warning("llm backend %s failed (%s); falling back", backend.name, exc.message)
+    return await ask(order[-1])
 
 
 def build_router(

@@ -5,9 +5,11 @@ request at concurrency 1 and ~7 ms at concurrency 64, because every request re-c
 connection (``has_expired`` -> anyio ``extra_attributes``). ``PooledTransport`` keeps idle
 connections in a LIFO list, learns that an idle connection closed from ``connection_lost`` instead
 of probing it, writes each request with one ``write`` and parses with httptools (llhttp, as
-uvicorn). It speaks what upstream LLM APIs need: HTTP/1.1 (TLS for https), bodies as bytes,
-content-length or chunked responses. No proxies, no HTTP/2, no compressed bodies: set
-``AGENTGATE_LLM_HTTP_TRANSPORT=httpx`` for httpx's own transport when those are needed.
+uvicorn). It speaks what upstream LLM APIs need: HTTP/1.1 (TLS for https, verified), bodies as
+bytes, content-length or chunked responses, gzip/deflate bodies decoded chunk by chunk, and an
+``http://`` proxy (a CONNECT tunnel for https, absolute-form forwarding for http). No HTTP/2.
+``upstream_transport`` picks httpx's own transport where ours cannot go (an https or SOCKS proxy)
+or when ``AGENTGATE_LLM_HTTP_TRANSPORT=httpx`` asks for it.
 
 Both give an ``Exchange``-shaped response (status, header(), chunks(), read(), aclose()), and both
 raise httpx's errors (ConnectError, ConnectTimeout, PoolTimeout, ReadTimeout, ReadError,
@@ -18,17 +20,23 @@ RemoteProtocolError), so the backend handles them alike. ``PooledTransport`` is 
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl
 import time
+import zlib
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
+from agent_server.llm.config import UpstreamConfig
+from agent_server.llm.egress import Proxy, authority, environment_proxy, tls_context
 from agent_server.llm.http1 import Connection
 
+log = logging.getLogger("agentgate.llm")
 Origin = tuple[str, str, int]  # scheme, host, port
+TransportKind = Literal["pooled", "httpx"]
 
 
 class Exchange:
@@ -38,13 +46,14 @@ class Exchange:
     it otherwise (a response abandoned half-way cannot carry the next request).
     """
 
-    __slots__ = ("_conn", "_origin", "_pool", "_released", "_timeout", "headers", "status")
+    __slots__ = ("_conn", "_decoder", "_origin", "_pool", "_released", "_timeout", "headers", "status")
 
     def __init__(self, pool: PooledTransport, origin: Origin, conn: Connection, timeout: float | None):
         self._pool, self._origin, self._conn, self._timeout = pool, origin, conn, timeout
         self._released = False
         self.status: int = conn.parser.get_status_code()
         self.headers = conn.headers
+        self._decoder = None if conn.encoding is None else _decoder(conn.encoding)
 
     def header(self, name: bytes) -> str | None:
         """The first header of that lower-case name."""
@@ -54,6 +63,24 @@ class Exchange:
         return None
 
     async def chunks(self) -> AsyncIterator[bytes]:
+        """The body, decoded as it arrives when compressed (each SSE event the upstream flushed
+        comes out at once)."""
+        conn, timeout, decoder = self._conn, self._timeout, self._decoder
+        while chunk := await conn.read_chunk(timeout):
+            if decoder is None:
+                yield chunk
+                continue
+            try:
+                chunk = decoder.decompress(chunk)
+            except zlib.error as exc:
+                raise httpx.RemoteProtocolError(f"malformed compressed upstream body: {exc}") from None
+            if chunk:
+                yield chunk
+        if decoder is not None and (tail := decoder.flush()):
+            yield tail
+
+    async def raw_chunks(self) -> AsyncIterator[bytes]:
+        """The body as sent (still compressed): what an httpx transport hands to its client."""
         conn, timeout = self._conn, self._timeout
         while chunk := await conn.read_chunk(timeout):
             yield chunk
@@ -77,7 +104,7 @@ class _Body(httpx.AsyncByteStream):
         self._exchange = exchange
 
     def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._exchange.chunks()
+        return self._exchange.raw_chunks()
 
     async def aclose(self) -> None:
         await self._exchange.aclose()
@@ -91,10 +118,17 @@ class PooledTransport(httpx.AsyncBaseTransport):
         max_connections: int = 1000,
         keepalive_expiry: float = 30.0,
         ssl_context: ssl.SSLContext | None = None,
+        proxy: Proxy | None = None,
     ) -> None:
+        if proxy is not None and proxy.scheme != "http":
+            raise ValueError("the pooled transport speaks to http:// proxies only")
         self._max = max_connections
         self._expiry = keepalive_expiry
         self._ssl = ssl_context
+        self._proxy = proxy
+        self._proxy_header = (
+            b"Proxy-Authorization: %s\r\n" % proxy.authorization if proxy and proxy.authorization else b""
+        )
         self._idle: dict[Origin, list[Connection]] = {}
         self._open = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
@@ -116,6 +150,8 @@ class PooledTransport(httpx.AsyncBaseTransport):
 
     async def exchange(self, origin: Origin, data: bytes, timeouts: dict[str, Any]) -> Exchange:
         """Send one complete request (head and body bytes) and wait for the response head."""
+        if self._proxy is not None and origin[0] == "http":
+            data = self._absolute_form(origin, data)
         for attempt in (0, 1):
             conn, reused = await self._acquire(origin, timeouts)
             try:
@@ -162,28 +198,49 @@ class PooledTransport(httpx.AsyncBaseTransport):
             self._notify()
             raise
 
+    def _absolute_form(self, origin: Origin, data: bytes) -> bytes:
+        """Plain http through a proxy: the request line names the whole URL, the proxy's
+        credentials follow it (a tunnel is not needed, the proxy forwards the request)."""
+        target = data.index(b" ") + 1
+        line_end = data.index(b"\r\n") + 2
+        prefix = b"http://" + authority(origin[1], origin[2]).encode("idna")
+        return b"".join((data[:target], prefix, data[target:line_end], self._proxy_header, data[line_end:]))
+
     async def _connect(self, origin: Origin, timeout: float | None) -> Connection:
+        _, host, port = origin
+        where = f"proxy {self._proxy}" if self._proxy else f"{host}:{port}"
+        try:
+            conn = await asyncio.wait_for(self._open_connection(origin), timeout)
+        except TimeoutError:
+            raise httpx.ConnectTimeout(f"connecting to {where} timed out") from None
+        except ssl.SSLCertVerificationError as exc:
+            raise httpx.ConnectError(f"TLS: {host} is not trusted: {exc.verify_message}") from exc
+        except OSError as exc:
+            raise httpx.ConnectError(f"cannot connect to {where}: {exc.strerror or exc}") from exc
+        self._all.add(conn)
+        return conn
+
+    async def _open_connection(self, origin: Origin) -> Connection:
         scheme, host, port = origin
         loop = asyncio.get_running_loop()
         context = None
         if scheme == "https":
-            context = self._ssl = self._ssl or httpx.create_ssl_context()
-        try:
-            _, conn = await asyncio.wait_for(
-                loop.create_connection(
-                    lambda: Connection(loop),
-                    host,
-                    port,
-                    ssl=context,
-                    server_hostname=host if context else None,
-                ),
-                timeout,
+            context = self._ssl = self._ssl or tls_context()
+        proxy = self._proxy
+        if proxy is None:
+            _, conn = await loop.create_connection(
+                lambda: Connection(loop), host, port, ssl=context, server_hostname=host if context else None
             )
-        except TimeoutError:
-            raise httpx.ConnectTimeout(f"connecting to {host}:{port} timed out") from None
-        except OSError as exc:
-            raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
-        self._all.add(conn)
+            return conn
+        _, conn = await loop.create_connection(lambda: Connection(loop), proxy.host, proxy.port)
+        if context is None:
+            return conn  # plain http: requests go to the proxy in absolute form
+        try:
+            await conn.tunnel(authority(host, port).encode("idna"), proxy.authorization)
+            conn.transport = await loop.start_tls(conn.transport, conn, context, server_hostname=host)
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def release(self, origin: Origin, conn: Connection) -> None:
@@ -232,7 +289,7 @@ class HttpxExchange:
     def chunks(self) -> AsyncIterator[bytes]:
         response = self._response
         # Decoded only when the upstream compressed despite Accept-Encoding: identity.
-        return response.aiter_bytes() if "content-encoding" in response.headers else response.aiter_raw()
+        return _decoded(response) if "content-encoding" in response.headers else response.aiter_raw()
 
     async def read(self) -> bytes:
         try:
@@ -242,3 +299,40 @@ class HttpxExchange:
 
     async def aclose(self) -> None:
         await self._response.aclose()
+
+
+async def _decoded(response: httpx.Response) -> AsyncIterator[bytes]:
+    """httpx's decoding, its failure a transport error like every other malformed answer."""
+    try:
+        async for chunk in response.aiter_bytes():
+            yield chunk
+    except httpx.DecodingError as exc:
+        raise httpx.RemoteProtocolError(f"malformed compressed upstream body: {exc}") from None
+
+
+def _decoder(encoding: bytes) -> Any:
+    """A zlib decompressor for gzip and deflate (wbits 47 reads either header), None for identity."""
+    name = encoding.strip().lower()
+    if name in (b"", b"identity"):
+        return None
+    if name in (b"gzip", b"x-gzip", b"deflate"):
+        return zlib.decompressobj(32 + zlib.MAX_WBITS)
+    raise httpx.RemoteProtocolError(f"unsupported Content-Encoding {name.decode('latin-1')!r}")
+
+
+def upstream_transport(
+    config: UpstreamConfig, kind: TransportKind, max_connections: int
+) -> httpx.AsyncBaseTransport:
+    """The connection pool of one upstream: ours, unless its proxy needs httpx's (or settings ask)."""
+    proxy = environment_proxy(httpx.URL(config.base_url))
+    context = tls_context(config.ca_bundle)
+    if kind == "pooled" and (proxy is None or proxy.scheme == "http"):
+        transport: httpx.AsyncBaseTransport = PooledTransport(max_connections, 30.0, context, proxy)
+    else:
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        transport = httpx.AsyncHTTPTransport(verify=context, proxy=proxy and proxy.url, limits=limits)
+    if proxy is not None:
+        log.info(
+            "llm upstream %s: through proxy %s (%s transport)", config.name, proxy, type(transport).__name__
+        )
+    return transport

@@ -9,7 +9,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from agent_server.billing.checkout import Checkout
-from agent_server.billing.provider import PaymentProvider, SandboxProvider
+from agent_server.billing.config import billing_provider
+from agent_server.billing.port import BillingProvider
 from agent_server.context import ANONYMOUS, ToolContext
 from agent_server.idempotency import IdempotencyStore
 from agent_server.jobs.queue import make_queue
@@ -88,7 +89,7 @@ class Site:
             await stop_tasks([task])
 
 
-def build_site(services: Services, registry: Registry, provider: PaymentProvider | None = None) -> Site:
+def build_site(services: Services, registry: Registry, provider: BillingProvider | None = None) -> Site:
     settings, clock = services.settings, services.clock
     base_url = settings.public_base_url.rstrip("/")
     limiter = Limiter(services.kv, clock)
@@ -128,7 +129,9 @@ def build_site(services: Services, registry: Registry, provider: PaymentProvider
     idempotency = IdempotencyStore(
         services.db, clock, ttl=settings.idempotency_ttl_seconds, wait=settings.idempotency_wait_seconds
     )
-    checkout = Checkout(services.db, clock, provider or SandboxProvider(base_url), services.knowledge)
+    # /api/checkout.php sells through the configured payment provider (docs/billing.md).
+    provider = provider or billing_provider(services)
+    checkout = Checkout(services.db, clock, provider, services.knowledge, base_url)
     return Site(
         view,
         limiter,

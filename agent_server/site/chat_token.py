@@ -56,7 +56,8 @@ class ChatTokens:
 
     def issue(self, ip: str, user_agent: str) -> str:
         body = {
-            "iat": math.floor(self.clock.now()),
+            # Milliseconds: whole seconds would let a token through up to a second before its 3 s.
+            "iat": round(self.clock.now(), 3),
             "ip": self._bind("ip", ip),
             "ua": self._bind("ua", user_agent),
             "n": secrets.token_hex(6),
@@ -98,7 +99,15 @@ class ChatTokens:
             )
 
 
-def check_origin(origin: str | None, settings: Settings) -> None:
+def check_origin(origin: str | None, settings: Settings, fetch_site: str | None = None) -> None:
+    """Refuse a token request that is not from an allowed origin.
+
+    A browser sends no Origin on a same-origin GET, but it does send ``Sec-Fetch-Site``, a header no
+    page can set: ``same-origin`` means the request comes from this service's own pages, so it counts
+    as the public origin. An Origin, when present, is always what is checked.
+    """
+    if not origin and fetch_site == "same-origin":
+        return
     if not origin:
         raise PermissionDenied(
             "Send an Origin header to get a chat token (the site's own pages do so).", code="origin_required"

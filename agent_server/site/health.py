@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 
+from agent_server.llm.health import upstream_health
 from agent_server.services import Services
 from agent_server.timeutil import iso, utc
 
@@ -21,8 +22,13 @@ MEDIA_TYPE = "application/health+json"
 STATUS_CODES = {"pass": 200, "warn": 200, "fail": 503}
 
 
-async def _llm_probe(llm: Any) -> object:
-    """A backend's own cheap probe: ``ping`` if it has one, else the router's model list."""
+async def _llm_probe(services: Services) -> object:
+    """Upstreams: the latest background checks (false when none is reachable); otherwise the
+    backend's own cheap probe, ``ping`` if it has one, else the router's model list."""
+    monitor = upstream_health(services.extras)
+    if monitor is not None and monitor.monitored:
+        return not (await monitor.status(services.llm)).startswith("error")
+    llm = services.llm
     for name in ("ping", "models"):
         probe = getattr(llm, name, None)
         if probe is not None:
@@ -63,7 +69,7 @@ async def health(services: Services, *, version: str, timeout: float) -> tuple[d
     results = await asyncio.gather(
         _check("database", "datastore", services.db.ping, timeout, now),
         _check("cache", "datastore", services.kv.ping, timeout, now),
-        _check("llm", "component", lambda: _llm_probe(services.llm), timeout, now),
+        _check("llm", "component", lambda: _llm_probe(services), timeout, now),
     )
     checks = {key: [detail] for key, detail in results}
     failed = {key.split(":")[0] for key, detail in results if detail["status"] == "fail"}

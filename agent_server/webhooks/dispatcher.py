@@ -26,7 +26,7 @@ class UsageThresholdReached(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class InvoiceCreated(Event):
-    """For the billing integration to publish; nothing in this issue creates invoices."""
+    """Published by billing when the payment provider reports a new invoice (docs/billing.md)."""
 
     kind = "invoice.created"
     invoice_id: str

@@ -16,7 +16,7 @@ from sqlalchemy import func, select, update
 
 from agent_server.admin.crypto import SecretBox
 from agent_server.clock import Clock
-from agent_server.errors import NotFound, PermissionDenied, ValidationFailed
+from agent_server.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from agent_server.storage.db import Database
 from agent_server.timeutil import utc  # also imported from here by the admin modules
 from agent_server.webhooks.signing import new_secret
@@ -183,6 +183,30 @@ class WebhookRepository:
                 session.add(delivery)
                 ids.append(delivery.id)
         return ids
+
+    async def redeliver(self, tenant_id: str, webhook_id: str, delivery_id: str) -> WebhookDeliveryRecord:
+        """Queue an earlier delivery's event again for its endpoint: the same bytes and event id (so a
+        receiver can tell a repeat), as a new delivery with attempts and retries of its own."""
+        hook = await self.get(tenant_id, webhook_id)
+        original, _ = await self.delivery(tenant_id, delivery_id)
+        if original.webhook_id != webhook_id:
+            raise NotFound(f"No delivery {delivery_id}.")
+        if not hook.enabled:
+            raise Conflict(f"The webhook is disabled ({hook.disabled_reason}); enable it first.")
+        now = self._now()
+        again = WebhookDeliveryRecord(
+            id=new_id("dlv_"),
+            webhook_id=webhook_id,
+            tenant_id=tenant_id,
+            event_id=original.event_id,
+            event_type=original.event_type,
+            payload=original.payload,
+            next_attempt_at=now,
+            created_at=now,
+        )
+        async with self.db.session() as session:
+            session.add(again)
+        return again
 
     async def update(self, tenant_id: str, webhook_id: str, changes: dict[str, Any]) -> WebhookRecord:
         """Change url, events, description or enabled; re-enabling clears the disabled reason."""

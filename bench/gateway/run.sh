@@ -52,6 +52,7 @@ trap cleanup EXIT
 
 run_agentgate() {
   export AGENTGATE_MODE=production AGENTGATE_DATA_DIR="$DATA" AGENTGATE_LOG_LEVEL=WARNING
+  export AGENTGATE_BILLING_ALLOW_SANDBOX_IN_PRODUCTION=true  # nothing is sold in a benchmark
   export AGENTGATE_PUBLIC_BASE_URL="http://127.0.0.1:$PORT"
   export AGENTGATE_UPSTREAMS="[{\"name\": \"bench\", \"base_url\": \"http://127.0.0.1:$UPSTREAM_PORT/v1\",
     \"api_key\": \"sk-mock-upstream\", \"models\": {\"$MODEL\": \"$UPSTREAM_MODEL\"}}]"

@@ -1,25 +1,34 @@
-"""Tenant administration: login, API keys (create, list, revoke, rotate) and usage.
+"""Tenant administration: login, API keys (create, list, show, change, revoke, rotate) and usage.
 
 Every route but login needs an admin JWT and acts on the caller's own tenant (from the token); a key
 id of another tenant is answered exactly like a missing one (404). Secrets appear only in the
 response that creates them (create, rotate); lists show the prefix and the last four characters.
+A key's optional settings (models, budget, expiry, metadata) and its spend: docs/models-and-keys.md.
+The tenant's own provider keys (BYOK) are routes of ``admin_byok``, included here.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
+from datetime import date
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_server.gateway.key_settings import BudgetSpec, KeyOptions, Metadata, ModelEntry
+from agent_server.gateway.repository import find_key
 from agent_server.gateway.repository import list_keys as tenant_keys
-from agent_server.gateway.tables import ApiKey
-from agent_server.gateway.usage import summarise
+from agent_server.gateway.service import Gateway
+from agent_server.gateway.tables import ApiKey, unix
+from agent_server.gateway.usage_report import report
 from http_facade.gateway_deps import AdminDep, GatewayDep
+from http_facade.routes import admin_byok
+from http_facade.routes.admin_common import audit_note
 
 router = APIRouter(tags=["admin"])
+router.include_router(admin_byok.router)
 NO_STORE = "no-store"
+SCOPES = "Any of chat, embeddings, files, models, admin (and allowed by the plan)."
 
 
 class Login(BaseModel):
@@ -35,19 +44,32 @@ class TokenResponse(BaseModel):
     expires_in: int
 
 
-class KeyCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class KeyCreate(KeyOptions):
     name: str = Field(min_length=1, max_length=200, description="A label for people.")
-    scopes: list[str] = Field(
-        min_length=1, max_length=5, description="Any of chat, embeddings, files, models, admin."
-    )
+    scopes: list[str] = Field(min_length=1, max_length=5, description=SCOPES)
+
+
+class KeyPatch(KeyOptions):
+    """Fields sent replace the key's; ``null`` clears models, budget, expires_at or metadata."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    scopes: list[str] | None = Field(default=None, min_length=1, max_length=5, description=SCOPES)
 
 
 class KeyRotate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     key_id: str = Field(min_length=1, max_length=40, description="The key_… id of the key to replace.")
+
+
+class KeySpend(BaseModel):
+    period: Literal["day", "month", "total"] = Field(description="The budget's period; total without one.")
+    period_start: int | None
+    period_end: int | None
+    tokens: int
+    cost: int = Field(description="Minor units of `currency`, rounded half up.")
+    cost_micros: int = Field(description="Millionths of a minor unit, exact.")
+    currency: str
 
 
 class KeyView(BaseModel):
@@ -60,6 +82,11 @@ class KeyView(BaseModel):
     created_at: int
     revoked_at: int | None
     replaced_by: str | None
+    models: list[ModelEntry] | None
+    budget: BudgetSpec | None
+    expires_at: int | None
+    metadata: Metadata | None
+    spend: KeySpend | None = None
 
 
 class CreatedKey(KeyView):
@@ -72,14 +99,18 @@ class KeyList(BaseModel):
     data: list[KeyView]
 
 
-def _ts(value: datetime | None) -> int | None:
-    """Unix time of a stored datetime (aware UTC; a naive one is taken as UTC)."""
-    if value is None:
-        return None
-    return int((value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp())
+def _ts(value: Any) -> int | None:
+    return None if value is None else int(unix(value))
 
 
 def view(record: ApiKey) -> dict[str, Any]:
+    budget = None
+    if record.budget_period is not None:
+        budget = {
+            "period": record.budget_period,
+            "max_tokens": record.budget_tokens,
+            "max_spend": record.budget_spend,
+        }
     return {
         "id": record.id,
         "name": record.name,
@@ -89,7 +120,17 @@ def view(record: ApiKey) -> dict[str, Any]:
         "created_at": _ts(record.created_at),
         "revoked_at": _ts(record.revoked_at),
         "replaced_by": record.replaced_by,
+        "models": record.models,
+        "budget": budget,
+        "expires_at": _ts(record.expires_at),
+        "metadata": record.key_metadata,
     }
+
+
+async def _with_spend(gateway: Gateway, tenant_id: str, records: list[ApiKey]) -> list[KeyView]:
+    await gateway.usage.flush()  # include what the writer still holds, so the spend is current
+    spend = await gateway.key_admin.spend(tenant_id, records)
+    return [KeyView(**view(record), spend=spend[record.id]) for record in records]
 
 
 @router.post("/admin/auth/login", summary="Exchange e-mail and password for an admin JWT")
@@ -101,15 +142,37 @@ async def login(body: Login, gateway: GatewayDep, response: Response) -> TokenRe
 
 @router.post("/admin/api-keys", status_code=status.HTTP_201_CREATED, summary="Create an API key")
 async def create_key(body: KeyCreate, admin: AdminDep, gateway: GatewayDep, response: Response) -> CreatedKey:
-    record, full = await gateway.issue_key(admin.tenant_id, body.name, body.scopes)
+    record, full = await gateway.issue_key(admin.tenant_id, body.name, body.scopes, body)
     response.headers["Cache-Control"] = NO_STORE  # the key itself: shown once, kept by nobody
     return CreatedKey(**view(record), key=full)
 
 
-@router.get("/admin/api-keys", summary="The tenant's API keys, without secrets")
+@router.get("/admin/api-keys", summary="The tenant's API keys with their spend, without secrets")
 async def list_keys(admin: AdminDep, gateway: GatewayDep) -> KeyList:
     records = await tenant_keys(gateway.db, admin.tenant_id)
-    return KeyList(data=[KeyView(**view(record)) for record in records])
+    return KeyList(data=await _with_spend(gateway, admin.tenant_id, records))
+
+
+@router.get("/admin/api-keys/{key_id}", summary="One API key with its spend, without its secret")
+async def show_key(key_id: str, admin: AdminDep, gateway: GatewayDep) -> KeyView:
+    record = await find_key(gateway.db, admin.tenant_id, key_id)
+    return (await _with_spend(gateway, admin.tenant_id, [record]))[0]
+
+
+@router.patch(
+    "/admin/api-keys/{key_id}", summary="Change a key's name, scopes, models, budget, expiry or metadata"
+)
+async def change_key(
+    key_id: str, body: KeyPatch, admin: AdminDep, gateway: GatewayDep, request: Request
+) -> KeyView:
+    # The body is the options too: only the fields it sets change (KeyAdmin.update).
+    record = await gateway.key_admin.update(
+        admin.tenant_id, key_id, name=body.name, scopes=body.scopes, options=body
+    )
+    audit_note(
+        request, action="api_key.update", target=key_id, details={"fields": sorted(body.model_fields_set)}
+    )
+    return (await _with_spend(gateway, admin.tenant_id, [record]))[0]
 
 
 @router.delete("/admin/api-keys/{key_id}", summary="Revoke an API key at once and for good")
@@ -128,11 +191,19 @@ async def rotate_key(body: KeyRotate, admin: AdminDep, gateway: GatewayDep, resp
     return CreatedKey(**view(new), key=full, rotated_from=old.id)
 
 
-@router.get("/admin/usage", summary="Requests and tokens per key and model of the caller's tenant")
-async def usage(admin: AdminDep, gateway: GatewayDep) -> dict[str, Any]:
+@router.get("/admin/usage", summary="Requests, tokens and spend per key and model (and day) of the tenant")
+async def usage(
+    admin: AdminDep,
+    gateway: GatewayDep,
+    group_by: Annotated[
+        Literal["key_model", "day"], Query(description="day: one row per key, model and UTC day.")
+    ] = "key_model",
+    start: Annotated[date | None, Query(description="First UTC day included (YYYY-MM-DD).")] = None,
+    end: Annotated[date | None, Query(description="Last UTC day included (YYYY-MM-DD).")] = None,
+) -> dict[str, Any]:
     await gateway.usage.flush()  # include what the writer still holds, so the summary is current
-    return {
-        "object": "list",
-        "tenant_id": admin.tenant_id,
-        "data": await summarise(gateway.db, admin.tenant_id),
-    }
+    currency = gateway.models.currency
+    rows = await report(
+        gateway.db, admin.tenant_id, currency, by_day=group_by == "day", since=start, until=end
+    )
+    return {"object": "list", "tenant_id": admin.tenant_id, "currency": currency, "data": rows}

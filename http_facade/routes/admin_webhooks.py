@@ -157,6 +157,22 @@ async def list_deliveries(
     return {"object": "list", "webhook_id": webhook_id, "data": [delivery_view(d, a) for d, a in items]}
 
 
+@router.post(
+    "/admin/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver",
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Send a delivery's event again (same payload and event id), with retries",
+)
+async def redeliver(
+    webhook_id: str, delivery_id: str, actor: ActorDep, admin: AdminDep, request: Request
+) -> dict[str, Any]:
+    await admin.webhooks.get(actor.tenant_id, webhook_id)  # another tenant's id: 404 before anything else
+    await require_feature(request, actor, "webhooks")
+    delivery = await admin.webhooks.redeliver(actor.tenant_id, webhook_id, delivery_id)
+    admin.worker.wake()
+    audit_note(request, action="webhook.redeliver", target=webhook_id, details={"of": delivery_id})
+    return delivery_view(delivery, [])
+
+
 @router.get("/admin/usage/thresholds", summary="The tenant's usage thresholds")
 async def get_thresholds(actor: ActorDep, admin: AdminDep) -> dict[str, Any]:
     used, quota = await admin.thresholds.usage(actor.tenant_id)

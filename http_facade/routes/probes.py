@@ -1,7 +1,9 @@
 """Gateway probes (spec 2.4, 4.1): health, liveness, readiness, the JWT key, metrics, and the
 self-serve registration description.
 
-Each dependency is really probed, concurrently, under ``settings.health_timeout_seconds``.
+The database and the cache are really probed, concurrently, under
+``settings.health_timeout_seconds``. Upstream LLMs are checked in the background by
+``agent_server/llm/health.py`` (started by this router's lifespan); the probes read its results.
 """
 
 from __future__ import annotations
@@ -9,21 +11,34 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import anyio
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, FastAPI, Query, Request
 from pydantic import BaseModel, Field
 from starlette.responses import JSONResponse, Response
 
 from agent_server.errors import ValidationFailed
+from agent_server.llm.health import EXTRAS_KEY, UpstreamHealth, upstream_health
 from agent_server.services import Services
 from http_facade.deps import ServicesDep, SettingsDep
 from wellknown import health as docs
 from wellknown.registration import consultant_code
 
-router = APIRouter(tags=["probes"])
+
+@asynccontextmanager
+async def checking_upstreams(app: FastAPI) -> AsyncIterator[None]:
+    """The upstream checks run as long as the app (FastAPI runs a router's lifespan inside the app's)."""
+    services: Services = app.state.services
+    monitor = UpstreamHealth.from_settings(services.settings)
+    services.extras[EXTRAS_KEY] = monitor
+    async with monitor.running():
+        yield
+
+
+router = APIRouter(tags=["probes"], lifespan=checking_upstreams)
 HEALTH_JSON = {"content": {docs.HEALTH_JSON: {"schema": {"type": "object", "required": ["status"]}}}}
 
 
@@ -57,9 +72,12 @@ async def probe(check: Callable[[], Any], timeout: float) -> tuple[str, float]:
     return outcome, (time.perf_counter() - started) * 1000
 
 
-def llm_check(llm: Any) -> Callable[[], Awaitable[str] | str]:
-    """The master LLM: the mock is always ok; a backend or router with ``ping``/``health`` is asked;
-    a router over mocks only is ``ok (mock)``; anything else is ``unknown``."""
+def llm_check(llm: Any, upstreams: UpstreamHealth | None = None) -> Callable[[], Awaitable[str] | str]:
+    """The master LLM: with upstreams configured, their latest background checks; otherwise the
+    mock is always ok; a backend with ``ping``/``health`` is asked; a router over mocks only is
+    ``ok (mock)``; anything else is ``unknown``."""
+    if upstreams is not None and upstreams.monitored:
+        return lambda: upstreams.status(llm)
     if getattr(llm, "name", "") == "mock":
         return lambda: "ok"
     for attr in ("ping", "health", "healthcheck"):
@@ -83,7 +101,7 @@ async def dependency_checks(
     available: dict[str, Callable[[], Any]] = {
         "database": services.db.ping,
         "cache": services.kv.ping,
-        "masterLlm": llm_check(services.llm),
+        "masterLlm": llm_check(services.llm, upstream_health(services.extras)),
     }
     results = await asyncio.gather(*(probe(available[n], timeout) for n in names))
     return {n: r[0] for n, r in zip(names, results, strict=True)}, {
@@ -151,10 +169,11 @@ async def ready(request: Request, services: ServicesDep) -> Response:
     if not getattr(request.app.state, "ready", False):
         checks = {"gateway": "error: starting (migrations and start-up not finished)"}
     else:
-        deps, _ = await dependency_checks(services, ("database", "cache"))
+        deps, _ = await dependency_checks(services, ("database", "cache", "masterLlm"))
         checks = {"gateway": "ok", **deps}
-    # Only start-up and the database decide readiness: with Redis down the service keeps serving,
-    # degraded (docs/operations.md), and failing every instance's readiness would be an outage.
+    # Only start-up and the database decide readiness: with Redis or every upstream down the
+    # service keeps serving, degraded (docs/operations.md), and taking every instance out of the
+    # load balancer would turn that into an outage. The other checks are shown, not counted.
     return _health_json_response(_ietf(request, services, checks, fail_on=("gateway", "database")))
 
 

@@ -15,6 +15,9 @@ from agent_server.site.build import Site
 from agent_server.versions import CURRENT_VERSION
 from http_facade.deps import SettingsDep
 from http_facade.errors import JSON_UTF8
+from http_facade.pages.negotiation import VARY_ACCEPT, wants_html
+from http_facade.pages.openapi import negotiated_ok
+from http_facade.pages.site import home_page
 from http_facade.routes.site_common import SiteDep
 
 router = APIRouter(tags=["catalogues"])
@@ -70,7 +73,12 @@ async def site_meta(request: Request, site: SiteDep, settings: SettingsDep) -> R
     return _cached(request, _site_meta(site, settings))
 
 
-@router.get("/", summary="The site; ?mode=agent gives the site metadata", response_model=None)
+@router.get(
+    "/",
+    summary="The site: the home page for a browser, JSON otherwise; ?mode=agent gives the site metadata",
+    response_model=None,
+    responses=negotiated_ok("The home page (text/html) or a JSON pointer to the site metadata."),
+)
 async def home(
     request: Request,
     site: SiteDep,
@@ -79,6 +87,8 @@ async def home(
 ) -> Response:
     if mode == "agent":
         return _cached(request, _site_meta(site, settings))
+    if wants_html(request):  # a browser: the same site as a page (docs/pages.md)
+        return await home_page(request, site)
     company = site.services.knowledge.pack.company
     base = settings.public_base_url.rstrip("/")
     pointer = {
@@ -88,4 +98,4 @@ async def home(
         "site_meta": base + "/api/site-meta.json",
         "documentation": base + "/docs",
     }
-    return JSONResponse(pointer, media_type=JSON_UTF8)
+    return JSONResponse(pointer, media_type=JSON_UTF8, headers=VARY_ACCEPT)

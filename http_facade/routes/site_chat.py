@@ -31,7 +31,7 @@ async def chat_token(
     settings: SettingsDep,
     action: Annotated[Literal["token"], Query(description="The only action: 'token'.")],
 ) -> dict[str, Any]:
-    check_origin(request.headers.get("origin"), settings)
+    check_origin(request.headers.get("origin"), settings, request.headers.get("sec-fetch-site"))
     token = site.tokens.issue(client_ip(request), request.headers.get("user-agent", ""))
     response.headers["Cache-Control"] = "no-store"
     return {

@@ -2,7 +2,8 @@
 
 ``POST /sso/discover`` serves every protocol (it points to the SAML start when that is the tenant's
 only enabled connection). The callback answers the admin session as JSON, like the password login; it must come from the
-browser that opened the start URL (a cookie binds the two).
+browser that opened the start URL (a cookie binds the two). A sign-in started from the dashboard
+(``?dashboard=``) finishes into its session instead (http_facade/pages/dashboard/sso_handoff.py).
 The logic is in agent_server/accounts/sso/ (docs/accounts.md, "Single sign-on").
 """
 
@@ -18,6 +19,7 @@ from agent_server.accounts.sso.discovery import DISCOVERIES_PER_IP, discover
 from agent_server.accounts.sso.oidc import BROWSER_COOKIE, CALLBACK_PATH
 from agent_server.accounts.sso.service import sso_of
 from http_facade.deps import client_ip
+from http_facade.pages.dashboard import sso_handoff
 
 router = APIRouter(tags=["single sign-on"])
 
@@ -59,7 +61,13 @@ async def sso_discover(body: DiscoverBody, request: Request) -> Discovered:
     response_class=RedirectResponse,
     summary="Start OpenID Connect sign-in: redirects to the organisation's identity provider",
 )
-async def oidc_start(tenant_id: Annotated[str, Path(min_length=1, max_length=40)], request: Request) -> Any:
+async def oidc_start(
+    tenant_id: Annotated[str, Path(min_length=1, max_length=40)],
+    request: Request,
+    dashboard: Annotated[
+        str | None, Query(max_length=80, description="Set by the dashboard: finish into its session.")
+    ] = None,
+) -> Any:
     oidc = sso_of(request.app.state.accounts).oidc
     started = await oidc.start(tenant_id, client_ip(request))
     response = RedirectResponse(
@@ -74,11 +82,14 @@ async def oidc_start(tenant_id: Annotated[str, Path(min_length=1, max_length=40)
         httponly=True,
         samesite="lax",  # sent on the provider's top-level redirect back, not on cross-site subrequests
     )
+    sso_handoff.remember_marker(request, response, dashboard, CALLBACK_PATH)  # started from /app/login
     return response
 
 
 @router.get(
-    CALLBACK_PATH, summary="OpenID Connect redirect URI: answers an admin session for the signed-in user"
+    CALLBACK_PATH,
+    summary="OpenID Connect redirect URI: answers an admin session for the signed-in user",
+    response_model=SignedInBody,
 )
 async def oidc_callback(
     request: Request,
@@ -88,7 +99,7 @@ async def oidc_callback(
     error: Annotated[str | None, Query(max_length=200)] = None,
     error_description: Param = None,
     iss: Param = None,
-) -> SignedInBody:
+) -> Any:
     signed_in = await sso_of(request.app.state.accounts).oidc.finish(
         state=state,
         code=code,
@@ -97,6 +108,12 @@ async def oidc_callback(
         error_description=error_description,
         iss=iss,
     )
+    marker = request.cookies.get(sso_handoff.MARKER_COOKIE)
+    if sso_handoff.is_marker(marker):  # started from the dashboard: finish into its session
+        redirect = await sso_handoff.hand_off(request, signed_in, str(marker))
+        redirect.delete_cookie(sso_handoff.MARKER_COOKIE, path=CALLBACK_PATH)
+        redirect.delete_cookie(BROWSER_COOKIE, path=CALLBACK_PATH)
+        return redirect
     response.headers["Cache-Control"] = "no-store"  # the body is a bearer token
     response.delete_cookie(BROWSER_COOKIE, path=CALLBACK_PATH)
     return SignedInBody(**signed_in.body())

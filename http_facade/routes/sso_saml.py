@@ -1,7 +1,8 @@
 """SAML 2.0 sign-in: the tenant admin's connection settings and the service provider's endpoints.
 
 The admin routes act on the token's tenant; the /sso/saml routes are public (the browser arrives from
-the IdP without our credentials). Logic: agent_server/accounts/sso/saml.py.
+the IdP without our credentials). Logic: agent_server/accounts/sso/saml.py. A sign-in started from
+the dashboard (its RelayState is a marker) finishes into its session (pages/dashboard/sso_handoff.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_server.accounts.sso.saml import RELAY_STATE_MAX, SamlSignIn
 from http_facade.deps import client_ip
+from http_facade.pages.dashboard import sso_handoff
 from http_facade.routes.admin_common import ActorDep, audit_note, require_feature
 
 router = APIRouter(tags=["single sign-on: SAML"])
@@ -109,10 +111,14 @@ async def start(
 @router.post(
     "/sso/saml/{tenant_id}/acs",
     summary="SAML assertion consumer (HTTP-POST binding): checks the response, answers an admin JWT",
+    response_model=dict[str, Any],
 )
 async def acs(
     request: Request, tenant_id: TenantId, form: Annotated[AcsForm, Form()], response: Response
-) -> dict[str, Any]:
+) -> Any:
     user, relay_state = await saml_of(request).finish(tenant_id, form.SAMLResponse, form.RelayState)
+    signed_in = request.app.state.accounts.sessions.issue(user)
+    if sso_handoff.is_marker(relay_state):  # started from the dashboard: finish into its session
+        return await sso_handoff.hand_off(request, signed_in, relay_state)
     response.headers.update(NO_STORE)  # the body carries a bearer token
-    return {**request.app.state.accounts.sessions.issue(user).body(), "relay_state": relay_state or None}
+    return {**signed_in.body(), "relay_state": relay_state or None}

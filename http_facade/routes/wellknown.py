@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from fastapi import APIRouter, FastAPI, Request
+from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.responses import Response
 
@@ -22,6 +23,7 @@ from agent_server.settings import Settings
 from agent_server.versions import POLICY_PATH, VersionRegistry
 from http_facade.deps import RegistryDep, ServicesDep, SettingsDep
 from http_facade.errors import uses_gateway_envelope
+from http_facade.gateway_deps import admin_claims, user_claims
 from http_facade.versioning import UNVERSIONED
 from wellknown import agent_card as cards
 from wellknown import catalog, oauth, skills
@@ -202,6 +204,23 @@ async def protected_resource(request: Request, settings: SettingsDep, services: 
     return json_document(request, oauth.protected_resource_metadata(settings, name))
 
 
+def _asks_for_jwt(dependant: Dependant) -> bool:
+    return dependant.call in (admin_claims, user_claims) or any(
+        _asks_for_jwt(sub) for sub in dependant.dependencies
+    )
+
+
+def signed_in_operations(app: FastAPI) -> frozenset[tuple[str, str]]:
+    """(path, method) of every route whose dependencies ask for the admin JWT: the document's
+    security then says exactly what the code checks, whatever the path."""
+    found = set()
+    for context in iter_route_contexts(app.routes):
+        route = context.original_route
+        if isinstance(route, APIRoute) and context.methods and _asks_for_jwt(route.dependant):
+            found.update((context.path_format, method.lower()) for method in context.methods)
+    return frozenset(found)
+
+
 def openapi_override(
     app: FastAPI, settings: Settings, versions: VersionRegistry, clock: Clock
 ) -> Callable[[], dict]:
@@ -252,6 +271,7 @@ def openapi_override(
                 raw_routes=raw_routes(),
                 uses_gateway_envelope=uses_gateway_envelope,
                 unversioned=UNVERSIONED,
+                signed_in=signed_in_operations(app),
             )
             cache.update(key=key, doc=doc)
         return cache["doc"]

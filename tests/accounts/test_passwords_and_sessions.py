@@ -23,7 +23,7 @@ async def test_a_reset_link_sets_the_password_once_and_ends_other_sessions(world
     assert sent.status_code == 202
     (mail,) = [m for m in await world.mails("ann@acme.example") if m.kind == "password_reset"]
     token = mail.token()
-    assert f"/admin/auth/password/reset?token={token}" in mail.text
+    assert f"/app/password/reset?token={token}" in mail.text
     weak = await world.client.post(
         "/admin/auth/password/reset", json={"token": token, "password": "too-short"}
     )

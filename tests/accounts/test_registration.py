@@ -17,7 +17,7 @@ async def test_the_link_creates_the_tenant_with_a_trial_and_signs_the_admin_in(w
     (mail,) = await world.mails("ann@acme.example")
     assert mail.kind == "verify_email" and "Acme" in mail.text and "14-day trial" in mail.text
     token = mail.token()
-    assert mail.text.count(f"{world.settings.public_base_url}/register/verify?token={token}") == 1
+    assert mail.text.count(f"{world.settings.public_base_url}/app/register/verify?token={token}") == 1
 
     described = await world.client.get("/register/verify", params={"token": token})
     assert described.json()["state"] == "valid"  # looking at a link uses nothing up
@@ -80,7 +80,7 @@ async def test_a_known_email_gets_the_same_answer_and_a_different_mail(world: Wo
     }
     mail = (await world.mails("dee@acme.example"))[-1]
     assert mail.kind == "already_registered" and "token=" not in mail.text
-    assert "/admin/auth/password/forgot" in mail.text
+    assert "/app/password/forgot" in mail.text
 
 
 async def test_registration_is_limited_per_email_and_per_ip(world: World) -> None:

@@ -46,9 +46,10 @@ async def test_register_verify_sign_in_create_a_key_and_chat(server: LiveServer,
         assert registered.status_code == 202, registered.text
 
         message = await smtp.wait_for("ada@lovelace.example", timeout=10)
-        link = link_in(message, f"{server.url}/register/verify")
-        assert (await http.get(link)).json()["state"] == "valid"
+        link = link_in(message, f"{server.url}/app/register/verify")  # the dashboard's page
+        assert 'data-test="verify-submit"' in (await http.get(link)).text
         token = parse_qs(urlsplit(link).query)["token"][0]
+        assert (await http.get("/register/verify", params={"token": token})).json()["state"] == "valid"
         verified = await http.post("/register/verify", json={"token": token})
         assert verified.status_code == 201, verified.text
         trial_end = datetime.fromisoformat(verified.json()["tenant"]["trial_ends_at"].replace("Z", "+00:00"))
@@ -90,4 +91,4 @@ async def test_mail_queued_while_the_smtp_server_is_down_arrives_when_it_is_back
     assert smtp.messages == []
     smtp.start()
     message = await smtp.wait_for("bob@babbage.example", timeout=15)  # the first retry comes after ~5 s
-    assert "/register/verify?token=" in link_in(message, f"{server.url}/register/verify")
+    assert "/app/register/verify?token=" in link_in(message, f"{server.url}/app/register/verify")

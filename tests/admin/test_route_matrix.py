@@ -46,6 +46,11 @@ NEEDS_REAL_INPUT = {
     ("PUT", "/admin/sso/saml"),
     ("DELETE", "/admin/sso/saml"),
     ("POST", "/admin/sso/domains/{domain}/verify"),
+    # A provider key needs a provider configured in the upstream settings (tests/gateway/test_byok.py).
+    ("PUT", "/admin/byok/{provider}"),
+    ("GET", "/admin/byok/{provider}"),
+    ("DELETE", "/admin/byok/{provider}"),
+    ("POST", "/admin/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver"),
 }
 METHOD_ORDER = {"GET": 0, "POST": 1, "PUT": 1, "PATCH": 2, "DELETE": 3}
 CSP = '{"csp-report": {"document-uri": "https://app.example/x", "violated-directive": "script-src", "blocked-uri": "https://evil.example/a.js"}}'

@@ -1,4 +1,4 @@
-"""The chat.completion body is rendered from a template: it must be the OpenAI shape for any text."""
+"""The chat.completion body of a typed backend: it must be the OpenAI shape for any text."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import pytest
 from openai.types.chat import ChatCompletion
 
-from agent_server.gateway.chat import completion_body
 from agent_server.llm.types import Completion, Usage
+from agent_server.llm.wire import completion_body
 
 CALL = [
     {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Köln"}'}}

@@ -1,5 +1,5 @@
 """billing: accounts with the payment provider, events applied once, invoices, usage reports,
-plan checkouts and multi-year schedules
+plan checkouts, multi-year schedules, tenants' one-off orders and the sandbox provider's objects
 
 Revision ID: 0011_billing
 Revises: 0002_gateway
@@ -78,6 +78,7 @@ def upgrade() -> None:
         sa.Column("provider_refs", sa.JSON(), nullable=False),
         sa.Column("status", sa.String(20), nullable=False),
         sa.Column("created_at", TS, nullable=False),
+        sa.Column("claimed_at", TS, nullable=True),
         sa.Column("reported_at", TS, nullable=True),
         sa.UniqueConstraint("tenant_id", "period_start", name="ux_billing_usage_reports_period"),
     )
@@ -103,10 +104,47 @@ def upgrade() -> None:
         sa.Column("updated_at", TS, nullable=False),
     )
     op.create_index("ix_billing_schedules_tenant_id", "billing_schedules", ["tenant_id"])
+    op.create_table(
+        "billing_orders",
+        sa.Column("id", sa.String(40), primary_key=True),
+        _tenant(),
+        sa.Column("item_kind", sa.String(20), nullable=False),
+        sa.Column("item_id", sa.String(100), nullable=False),
+        sa.Column("item_name", sa.String(200), nullable=False),
+        sa.Column("quantity", sa.Integer(), nullable=False),
+        sa.Column("unit_amount_minor", sa.BigInteger(), nullable=False),
+        sa.Column("amount_minor", sa.BigInteger(), nullable=False),
+        sa.Column("currency", sa.String(3), nullable=False),
+        sa.Column("details", sa.JSON(), nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("provider", sa.String(20), nullable=False),
+        sa.Column("provider_ref", sa.String(200), nullable=False),
+        sa.Column("checkout_url", sa.String(500), nullable=False),
+        sa.Column("created_at", TS, nullable=False),
+        sa.Column("updated_at", TS, nullable=False),
+        sa.Column("expires_at", TS, nullable=False),
+    )
+    op.create_index("ix_billing_orders_tenant_id", "billing_orders", ["tenant_id"])
+    op.create_index("ix_billing_orders_status", "billing_orders", ["status"])
+    op.create_index("ix_billing_orders_provider_ref", "billing_orders", ["provider_ref"])
+    op.create_table(
+        "billing_sandbox_objects",
+        sa.Column("id", sa.String(100), primary_key=True),
+        sa.Column("kind", sa.String(30), nullable=False),
+        sa.Column("lookup", sa.String(200), nullable=True),
+        sa.Column("owner", sa.String(100), nullable=True),
+        sa.Column("data", sa.JSON(), nullable=False),
+        sa.Column("created", sa.BigInteger(), nullable=False),
+        sa.Column("updated_at", TS, nullable=False),
+        sa.UniqueConstraint("kind", "lookup", name="ux_billing_sandbox_objects_lookup"),
+    )
+    op.create_index("ix_billing_sandbox_objects_owner", "billing_sandbox_objects", ["owner"])
 
 
 def downgrade() -> None:
     for table in (
+        "billing_sandbox_objects",
+        "billing_orders",
         "billing_schedules",
         "billing_checkouts",
         "billing_usage_reports",

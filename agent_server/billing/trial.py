@@ -1,0 +1,276 @@
+"""A tenant's standing: trials that end and renewals that fail turn live keys into 402s.
+
+The rule (docs/billing.md, "Trial end and grace"): once ``tenants.trial_ends_at`` has passed without
+an active (or trialing-at-the-provider) subscription, live keys get 402 ``trial_ended``; a failed
+renewal keeps access until ``grace_until`` and then gives 402 ``payment_overdue``; a subscription
+that ended gives 402 ``subscription_ended``. Sandbox keys (``sk_test_``) are never refused, and plans
+without a list price (negotiated, billed by contract) are never refused.
+
+No query per request: like the token quota (agent_server/gateway/quota.py), a scan every few
+seconds builds the tenants that are, or will be within a day, refused, each with the moment the
+refusal starts; a request costs one dict lookup. A provider event that changes a tenant's standing
+re-reads that tenant at once (``refresh``), so paying restores access in this process within the
+event's own request; other processes follow at their next scan.
+
+Transitions into a refusal happen by time passing, so the scan announces them: one audit entry per
+transition across all processes, made once by a marker row in ``billing_events`` (its primary key
+is the tenant, the code and the moment). Transitions out of a refusal, and the start of a grace
+period, come from events and are audited by the event pipeline (events.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.exc import IntegrityError
+
+from agent_server.billing.audit import audit_entry
+from agent_server.billing.tables import BillingAccount, BillingEvent
+from agent_server.clock import Clock
+from agent_server.errors import PaymentRequired
+from agent_server.gateway.auth import KeyPrincipal
+from agent_server.gateway.tables import Tenant
+from agent_server.storage.db import Database
+from agent_server.timeutil import iso, utc
+
+log = logging.getLogger("agentgate.billing")
+PAID = frozenset({"active", "trialing"})  # the provider's statuses that keep live keys working
+OVERDUE = frozenset({"past_due", "unpaid"})
+HORIZON_SECONDS = 86_400.0  # the scan also keeps refusals starting within a day, to the second
+ANNOUNCE_WITHIN = 30 * 86_400.0  # older refusals were announced when they began (or never will be)
+FOREVER = float("inf")
+
+
+def timestamp(value: datetime | None) -> float | None:
+    """Seconds since the epoch; a naive value (SQLite) is UTC."""
+    if value is None:
+        return None
+    return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a tenant stands now, and from when its live keys are refused if nothing changes."""
+
+    state: str  # trial, active, grace, contract, trial_ended, payment_overdue, subscription_ended
+    refused_from: float  # FOREVER: not on the way to a refusal
+    code: str | None  # the 402's code once refused
+    trial_ends_at: float
+    grace_until: float | None
+
+    def refused(self, now: float) -> bool:
+        return now >= self.refused_from
+
+
+def assess(
+    now: float,
+    *,
+    trial_ends_at: float,
+    status: str | None,
+    grace_until: float | None,
+    ended_at: float | None = None,
+    negotiated: bool = False,
+) -> Standing:
+    """The standing from the tenant's trial and its billing account (``status`` None: no account)."""
+
+    def standing(state: str, refused_from: float, code: str | None) -> Standing:
+        return Standing(state, refused_from, code, trial_ends_at, grace_until)
+
+    if negotiated:
+        return standing("contract", FOREVER, None)
+    if status in PAID:
+        return standing("active", FOREVER, None)
+    if status in OVERDUE:
+        # The event pipeline sets grace_until with the status; the event's time is a stable fallback.
+        until = grace_until if grace_until is not None else (ended_at or trial_ends_at)
+        return standing("payment_overdue" if now >= until else "grace", until, "payment_overdue")
+    if status == "canceled":
+        # Refused from the end of the trial or of the subscription, whichever is later.
+        start = max(trial_ends_at, ended_at or 0.0)
+        return standing("subscription_ended" if now >= start else "trial", start, "subscription_ended")
+    return standing("trial_ended" if now >= trial_ends_at else "trial", trial_ends_at, "trial_ended")
+
+
+def refusal_message(code: str, moment: float, status_url: str) -> str:
+    day = iso(utc(moment))[:10]
+    first = {
+        "trial_ended": f"The 14-day trial of this tenant ended on {day} without a subscription.",
+        "payment_overdue": f"The last renewal payment failed and the grace period ended on {day}.",
+        "subscription_ended": f"The tenant's subscription ended on {day}.",
+    }[code]
+    return (
+        f"{first} Live keys are paused until the tenant subscribes or pays; sandbox (sk_test_) keys "
+        f"keep working. Billing status: {status_url}"
+    )
+
+
+def standing_view(standing: Standing, now: float, status_url: str) -> dict[str, Any]:
+    """What ``status`` shows as ``standing``: {state, trial_ends_at, grace_until, reason, code}."""
+    refused = standing.refused(now)
+    reason = None
+    if refused and standing.code:
+        reason = refusal_message(standing.code, standing.refused_from, status_url)
+    elif standing.state == "grace":
+        reason = "The last renewal payment failed; live keys keep working until grace_until."
+    elif standing.state == "trial":
+        reason = "In the free trial; subscribe before trial_ends_at to keep live keys working."
+    return {
+        "state": standing.state,
+        "trial_ends_at": iso(utc(standing.trial_ends_at)),
+        "grace_until": iso(utc(standing.grace_until)) if standing.grace_until is not None else None,
+        "reason": reason,
+        "code": standing.code if refused else None,
+    }
+
+
+_COLUMNS = (
+    Tenant.id,
+    Tenant.plan_id,
+    Tenant.trial_ends_at,
+    BillingAccount.subscription_status,
+    BillingAccount.grace_until,
+    BillingAccount.subscription_event_at,
+)
+
+
+class StandingGate:
+    """The hot-path check and the scan behind it; one per app (``billing_engine``)."""
+
+    def __init__(self, db: Database, clock: Clock, status_url: str, negotiated_plans: frozenset[str]) -> None:
+        self.db, self.clock, self.status_url = db, clock, status_url
+        self.negotiated_plans = negotiated_plans
+        # tenant -> (refused from, code, message): refused and soon-refused tenants only.
+        self.refused: dict[str, tuple[float, str, str]] = {}
+        self._announced: set[str] = set()
+        # Tenants re-read while a scan runs: the scan's older reading must not undo them.
+        self._refreshed: dict[str, tuple[float, str, str] | None] | None = None
+
+    def check(self, principal: KeyPrincipal) -> None:
+        """The hot path: a live key of a tenant not in good standing gets 402."""
+        entry = self.refused.get(principal.tenant_id)
+        if entry is None or principal.environment != "live" or self.clock.now() < entry[0]:
+            return
+        raise PaymentRequired(entry[2], code=entry[1])
+
+    def _assess_row(self, row: Any, now: float) -> Standing:
+        _, plan_id, trial_ends_at, status, grace_until, event_at = row
+        return assess(
+            now,
+            trial_ends_at=timestamp(trial_ends_at) or 0.0,
+            status=status,
+            grace_until=timestamp(grace_until),
+            ended_at=float(event_at) if event_at is not None else None,
+            negotiated=plan_id in self.negotiated_plans,
+        )
+
+    def _entry(self, standing: Standing) -> tuple[float, str, str] | None:
+        if standing.code is None or standing.refused_from == FOREVER:
+            return None
+        message = refusal_message(standing.code, standing.refused_from, self.status_url)
+        return standing.refused_from, standing.code, message
+
+    async def scan(self) -> None:
+        now = self.clock.now()
+        horizon = utc(now + HORIZON_SECONDS)
+        query = (
+            select(*_COLUMNS)
+            .outerjoin(BillingAccount, BillingAccount.tenant_id == Tenant.id)  # type: ignore[arg-type]
+            .where(
+                or_(
+                    BillingAccount.subscription_status.is_(None),  # type: ignore[union-attr]
+                    BillingAccount.subscription_status.not_in(PAID),  # type: ignore[union-attr]
+                ),
+                or_(Tenant.trial_ends_at <= horizon, BillingAccount.grace_until <= horizon),  # type: ignore[operator]
+            )
+        )
+        self._refreshed = {}
+        try:
+            async with self.db.session() as session:
+                rows = (await session.execute(query)).all()
+            refused = await self._refusals(rows, now)
+            for tenant_id, entry in self._refreshed.items():
+                if entry is None:
+                    refused.pop(tenant_id, None)
+                else:
+                    refused[tenant_id] = entry
+            self.refused = refused
+        finally:
+            self._refreshed = None
+
+    async def _refusals(self, rows: Any, now: float) -> dict[str, tuple[float, str, str]]:
+        refused: dict[str, tuple[float, str, str]] = {}
+        for row in rows:
+            standing = self._assess_row(row, now)
+            entry = self._entry(standing)
+            if entry is not None and entry[0] <= now + HORIZON_SECONDS:
+                refused[row[0]] = entry
+                if standing.refused(now) and now - standing.refused_from < ANNOUNCE_WITHIN:
+                    await self._announce(row[0], standing)
+        return refused
+
+    async def refresh(self, tenant_id: str) -> None:
+        """Re-read one tenant now (after an event or a subscription change)."""
+        standing = await self.standing_of(tenant_id)
+        entry = self._entry(standing) if standing is not None else None
+        if entry is None:
+            self.refused.pop(tenant_id, None)
+        else:
+            self.refused[tenant_id] = entry
+        if self._refreshed is not None:
+            self._refreshed[tenant_id] = entry
+
+    async def standing_of(self, tenant_id: str) -> Standing | None:
+        query = (
+            select(*_COLUMNS)
+            .outerjoin(BillingAccount, BillingAccount.tenant_id == Tenant.id)  # type: ignore[arg-type]
+            .where(Tenant.id == tenant_id)
+        )
+        async with self.db.session() as session:
+            row = (await session.execute(query)).first()
+        return self._assess_row(row, self.clock.now()) if row is not None else None
+
+    async def _announce(self, tenant_id: str, standing: Standing) -> None:
+        """One audit entry per refusal across processes: the marker row's key makes it once."""
+        assert standing.code is not None
+        marker = f"standing:{tenant_id}:{standing.code}:{int(standing.refused_from)}"
+        if marker in self._announced:
+            return
+        now = utc(self.clock.now())
+        try:
+            async with self.db.session() as session:
+                if await session.get(BillingEvent, marker) is None:
+                    session.add(
+                        BillingEvent(
+                            id=marker,
+                            type=f"standing.{standing.code}",
+                            provider_created=int(standing.refused_from),
+                            tenant_id=tenant_id,
+                            received_at=now,
+                            outcome="applied",
+                        )
+                    )
+                    await session.flush()
+                    session.add(
+                        audit_entry(
+                            tenant_id,
+                            f"billing.{standing.code}",
+                            now,
+                            details={"since": iso(utc(standing.refused_from)), "state": standing.state},
+                        )
+                    )
+        except IntegrityError:
+            pass  # another process announced it first
+        self._announced.add(marker)
+
+    async def run(self, every: float) -> None:
+        while True:
+            try:
+                await self.scan()
+            except Exception:  # the next scan tries again; the gate keeps its last answer meanwhile
+                log.exception("billing standing scan failed")
+            await asyncio.sleep(every)

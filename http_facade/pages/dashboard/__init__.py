@@ -1,0 +1,34 @@
+"""The tenant dashboard under ``/app`` (docs/pages.md, "Dashboard"): the HTML face of the JSON APIs.
+
+One module per area; each page calls the services its JSON twin calls and renders a template of
+``templates/dashboard/``. ``DASHBOARD_ROUTER`` holds them all, for ``install_pages``.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from http_facade.pages.dashboard import (
+    audit_log,
+    auth,
+    billing,
+    keys,
+    overview,
+    passkeys,
+    password,
+    playground,
+    register,
+    routing,
+    sso,
+    usage,
+    webhooks,
+)
+
+AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
+    area.router
+    for area in (auth, register, password, overview, keys, usage, webhooks, playground, routing, audit_log,
+                 passkeys, sso, billing)
+)  # fmt: skip
+DASHBOARD_ROUTER = APIRouter()
+for _router in AREA_ROUTERS:
+    DASHBOARD_ROUTER.include_router(_router)

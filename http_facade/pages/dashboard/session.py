@@ -1,0 +1,123 @@
+"""The dashboard's session: an HttpOnly cookie holding the admin JWT of the signed-in user.
+
+The JSON API never reads this cookie (it takes ``Authorization: Bearer`` only), so a page of another
+site cannot use it there; under ``/app`` every state-changing form also carries a CSRF token
+(``csrf.py``). The cookie is checked like a bearer token on every request (``authorize_admin``: the
+signature, the expiry and the user's token version), so signing out anywhere ends it at once.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from urllib.parse import urlencode, urlsplit
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from agent_server.errors import AuthFailed
+from agent_server.gateway.tokens import AdminClaims
+from agent_server.settings import Settings
+
+APP_PATH = "/app"
+LOGIN_PATH = f"{APP_PATH}/login"
+SESSION_COOKIE = "agentgate_session"
+PLATFORM_ADMIN = "platform:admin"
+
+
+class SignInNeeded(Exception):
+    """No live session: the dashboard answers with a redirect to the sign-in page."""
+
+    def __init__(self, next_path: str) -> None:
+        super().__init__(next_path)
+        self.next_path = next_path
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    token: str
+    claims: AdminClaims
+
+    @property
+    def user_id(self) -> str:
+        return self.claims.user_id
+
+    @property
+    def tenant_id(self) -> str:
+        return self.claims.tenant_id
+
+    @property
+    def platform(self) -> bool:
+        return PLATFORM_ADMIN in self.claims.permissions
+
+
+def _loopback(host: str | None) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return host is not None and ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def secure_cookies(settings: Settings) -> bool:
+    """Cookies are ``Secure`` unless the service is reached over plain http on loopback (make run)."""
+    parts = urlsplit(settings.public_base_url)
+    return not (parts.scheme == "http" and _loopback(parts.hostname))
+
+
+def safe_next(value: str | None) -> str:
+    """A dashboard path to go to after signing in; anything else (another site, ``//host``) is /app."""
+    if not value or "\\" in value or any(ord(c) < 0x21 for c in value):
+        return APP_PATH
+    if value.startswith(LOGIN_PATH):  # never back to the sign-in page itself (a loop when signed in)
+        return APP_PATH
+    if value == APP_PATH or value.startswith((APP_PATH + "/", APP_PATH + "?")):
+        return value
+    return APP_PATH
+
+
+def login_url(next_path: str) -> str:
+    return LOGIN_PATH if next_path == APP_PATH else f"{LOGIN_PATH}?{urlencode({'next': next_path})}"
+
+
+def start_session(response: Response, settings: Settings, token: str, lifetime: int) -> None:
+    """Hand the browser its session cookie: the JWT, for as long as the JWT lives (``lifetime`` s)."""
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=max(lifetime, 0),
+        path=APP_PATH,
+        secure=secure_cookies(settings),
+        httponly=True,
+        samesite="lax",
+    )
+
+
+def end_session(response: Response, settings: Settings) -> None:
+    response.delete_cookie(
+        SESSION_COOKIE, path=APP_PATH, secure=secure_cookies(settings), httponly=True, samesite="lax"
+    )
+
+
+def _return_path(request: Request) -> str:
+    """Where to come back after signing in: this page for a GET, the overview after a form."""
+    if request.method != "GET":
+        return APP_PATH
+    query = f"?{request.url.query}" if request.url.query else ""
+    return safe_next(request.url.path + query)
+
+
+async def current_session(request: Request) -> Session:
+    """The signed-in admin of this request; ``SignInNeeded`` without a live session.
+
+    A user without an admin permission gets 403 (``PermissionDenied``), as on ``/admin``.
+    """
+    token = request.cookies.get(SESSION_COOKIE)
+    if not token:
+        raise SignInNeeded(_return_path(request))
+    try:
+        claims = await request.app.state.gateway.authorize_admin(token)
+    except AuthFailed:  # expired, signed out since, or not a token of ours
+        raise SignInNeeded(_return_path(request)) from None
+    return Session(token, claims)

@@ -1,0 +1,71 @@
+"""The newsletter sign-up and the ask box as plain HTML forms (they work without JavaScript).
+
+Sign-up uses the service of ``POST /api/subscribe.php``; the ask form uses the ask core of
+``POST /api/ask.php`` (whose streaming answer the ask module prefers when scripts run). Both count
+against the same per-IP limits as their JSON twins.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse
+from pydantic import BaseModel, ConfigDict, EmailStr, Field
+
+from agent_server import ask as ask_core
+from agent_server.site.subscriptions import SubscribeBody, subscription_view
+from http_facade.pages.limits import count_page_hit
+from http_facade.pages.openapi import page_responses
+from http_facade.pages.route import PageRoute
+from http_facade.pages.templating import render
+from http_facade.routes.site_common import SiteDep
+
+router = APIRouter(tags=["pages"], route_class=PageRoute, default_response_class=HTMLResponse)
+NO_STORE = {"Cache-Control": "no-store"}  # the answer names the visitor's e-mail address
+
+
+class NewsletterForm(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    email: EmailStr
+    list: Literal["newsletter", "waitlist"] = "newsletter"
+    name: str = Field(default="", max_length=200)
+
+
+class AskForm(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=2000)
+
+
+@router.get("/newsletter", summary="Newsletter page: the sign-up form")
+async def newsletter(request: Request) -> HTMLResponse:
+    return render(request, "newsletter.html")
+
+
+@router.post(
+    "/newsletter",
+    summary="Newsletter form: subscribe, then a confirmation page",
+    responses=page_responses(429),
+)
+async def subscribe(request: Request, form: Annotated[NewsletterForm, Form()], site: SiteDep) -> HTMLResponse:
+    await count_page_hit(request, site, "forms")
+    body = SubscribeBody(email=form.email, list=form.list, name=form.name or None)
+    subscription, created = await site.subscriptions.subscribe(body)
+    context = {"subscription": subscription_view(subscription), "created": created}
+    # 200 either way: the page is the confirmation; the JSON route tells 201 from 200.
+    return render(request, "newsletter_done.html", context, headers=NO_STORE)
+
+
+@router.post(
+    "/ask",
+    summary="Ask form: the answer of /api/ask.php as a page",
+    responses=page_responses(429, 503),
+)
+async def ask(request: Request, form: Annotated[AskForm, Form()], site: SiteDep) -> HTMLResponse:
+    await count_page_hit(request, site, "ask")
+    s = site.services
+    home = s.knowledge.pack.company.headquarters.city
+    answer = await ask_core.answer(form.query, s.knowledge, s.weather, site.llm, home)
+    return render(request, "ask_answer.html", {"answer": answer.model_dump(mode="json")}, headers=NO_STORE)

@@ -1,0 +1,17 @@
+// Copy buttons: a button with data-copy="<id>" copies that field's value (a new key or secret).
+// The button appears only where the clipboard is available; the field can always be selected.
+for (const button of document.querySelectorAll("button[data-copy]")) {
+  const field = document.getElementById(button.dataset.copy);
+  const status = document.getElementById("copy-status");
+  if (!field || !navigator.clipboard) continue;
+  button.hidden = false;
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(field.value);
+      status.textContent = "Copied to the clipboard.";
+    } catch {
+      field.select();
+      status.textContent = "Select the text and copy it with your keyboard.";
+    }
+  });
+}

@@ -1,0 +1,119 @@
+"""``create-checkout`` and ``exchange-redirect`` with each provider: the sandbox's confirmation page, and
+the official SDK against localstripe (the SetupIntent flow: the payer confirms a card, the exchange
+attaches it and subscribes once)."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from agent_server.admin.tables import AuditRecord
+from agent_server.billing.tables import PlanCheckout
+from tests.billing.conftest import Billed
+
+
+async def provider_subscription(billed: Billed, subscription_id: str) -> dict:
+    """The subscription as the provider holds it (localstripe's API, or the sandbox's store)."""
+    if billed.stripe is not None:
+        found = billed.stripe.get(f"/v1/subscriptions/{subscription_id}")
+        assert found.status_code == 200, found.text
+        return found.json()
+    stored = await billed.app.state.billing.provider.store.get("subscription", subscription_id)
+    assert stored is not None
+    return stored
+
+
+async def test_a_trialing_tenant_subscribes_and_the_provider_holds_the_subscription(billed: Billed) -> None:
+    before = (await billed.get("status")).json()
+    assert before["standing"]["state"] == "trial" and before["subscription"] is None
+
+    started = await billed.post("create-checkout", {"plan_id": "starter"})
+    assert started.status_code == 201, started.text
+    checkout = started.json()
+    assert (
+        checkout["amount_minor"] == 4900 and checkout["currency"] == "EUR" and checkout["interval"] == "month"
+    )
+    assert checkout["checkout_id"].startswith("bco_") and started.headers["cache-control"] == "no-store"
+    if billed.provider == "stripe":
+        assert checkout["flow"] == "setup_intent" and checkout["session_ref"].startswith("seti_")
+        assert checkout["client_secret"].startswith(checkout["session_ref"])
+        assert checkout["url"] == f"http://127.0.0.1:8000/app/billing?session_ref={checkout['session_ref']}"
+    else:
+        assert checkout["flow"] == "hosted" and checkout["session_ref"].startswith("cs_sbx_")
+
+    await billed.pay(checkout)
+    exchanged = await billed.post("exchange-redirect", {"session_ref": checkout["session_ref"]})
+    assert exchanged.status_code == 200, exchanged.text
+    result = exchanged.json()
+    assert result["kind"] == "plan" and result["status"] == "complete" and result["plan_id"] == "starter"
+    subscription = result["subscription"]
+    assert subscription["status"] == "active" and subscription["plan_id"] == "starter"
+
+    held = await provider_subscription(billed, subscription["id"])
+    assert held["metadata"]["tenant_id"] == billed.tenants["a"] and held["metadata"]["plan_id"] == "starter"
+    assert held["status"] == "active"
+    await billed.relay()  # the provider's events (localstripe's, relayed; the sandbox's went in-process)
+    status = (await billed.get("status")).json()
+    assert status["plan"]["id"] == "starter" and status["subscription"]["id"] == subscription["id"]
+    assert status["payment_method"]["last4"] == "4242" and status["payment_method"]["brand"] == "visa"
+
+    again = await billed.post("exchange-redirect", {"session_ref": checkout["session_ref"]})
+    assert again.json()["subscription"]["id"] == subscription["id"]  # exchanged twice, subscribed once
+    async with billed.app.state.services.db.session() as db:
+        row = await db.get(PlanCheckout, checkout["checkout_id"])
+        actions = set((await db.execute(select(AuditRecord.action))).scalars())
+    assert row is not None and row.status == "complete"
+    # Completed by the provider's event (sandbox: checkout.session.completed) or by the exchange.
+    assert "billing.checkout.create" in actions
+    assert {"billing.checkout.complete", "billing.event.checkout.session.completed"} & actions
+
+
+async def test_an_open_checkout_exchanges_as_open_and_a_second_subscription_is_refused(
+    billed: Billed,
+) -> None:
+    checkout = (await billed.post("create-checkout", {"plan_id": "professional"})).json()
+    open_result = (await billed.post("exchange-redirect", {"session_ref": checkout["session_ref"]})).json()
+    assert open_result["status"] == "open" and open_result["subscription"] is None
+    await billed.pay(checkout)
+    await billed.post("exchange-redirect", {"session_ref": checkout["session_ref"]})
+    await billed.relay()
+    refused = await billed.post("create-checkout", {"plan_id": "starter"})
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "subscription_exists"
+
+
+async def test_another_tenants_session_is_not_found(billed: Billed) -> None:
+    checkout = (await billed.post("create-checkout", {"plan_id": "starter"})).json()
+    foreign = await billed.post("exchange-redirect", {"session_ref": checkout["session_ref"]}, who="b_admin")
+    assert foreign.status_code == 404 and foreign.json()["error"]["param"] == "session_ref"
+    unknown = await billed.post("exchange-redirect", {"session_ref": "cs_unknown_123"})
+    assert unknown.status_code == 404
+
+
+async def test_plans_not_sold_online_and_bad_requests_are_refused(billed: Billed) -> None:
+    cases = [
+        ({"plan_id": "enterprise"}, "plan_not_purchasable", "plan_id"),
+        ({"plan_id": "gold"}, "unknown_plan", "plan_id"),
+        (
+            {"plan_id": "starter", "success_url": "https://evil.example/steal"},
+            "return_url_not_allowed",
+            "success_url",
+        ),
+        ({"plan_id": "starter", "extra": 1}, "validation_error", "extra"),
+    ]
+    for body, code, param in cases:
+        answer = await billed.post("create-checkout", body)
+        assert answer.status_code == 400, answer.text
+        error = answer.json()["error"]
+        assert (error["code"], error["param"]) == (code, param) and error["type"] == "invalid_request_error"
+    allowed = await billed.post(
+        "create-checkout", {"plan_id": "starter", "success_url": "http://localhost:3000/ok"}
+    )
+    assert allowed.status_code == 201
+
+
+async def test_only_a_tenant_admin_token_starts_a_checkout(billed: Billed) -> None:
+    no_token = await billed.client.post("/billing_provider/create-checkout", json={"plan_id": "starter"})
+    assert no_token.status_code == 401 and no_token.json()["error"]["type"] == "authentication_error"
+    member = await billed.post("create-checkout", {"plan_id": "starter"}, who="a_member")
+    assert member.status_code == 403
+    expired = await billed.post("create-checkout", {"plan_id": "starter"}, who="expired")
+    assert expired.status_code == 401 and expired.json()["error"]["code"] == "expired_token"

@@ -1,0 +1,58 @@
+"""What a new user does in the dashboard before the journeys differ: register, read the mail on the
+real SMTP server, follow the link and confirm. The pages' ``data-test`` hooks are in docs/pages.md."""
+
+from __future__ import annotations
+
+import time
+from email.message import EmailMessage
+
+from playwright.sync_api import expect
+
+from tests.accounts.conftest import PASSWORD
+from tests.accounts.smtp import SmtpServer, link_in
+from tests.browser.harness import Visitor
+
+
+def wait_for_mail(smtp: SmtpServer, to: str, timeout: float = 15.0) -> EmailMessage:
+    """The first message the SMTP server received for ``to``, waiting up to ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for message in list(smtp.messages):
+            if any(a.addr_spec.lower() == to.lower() for a in message["To"].addresses):
+                return message
+        time.sleep(0.05)
+    raise AssertionError(f"no mail for {to} within {timeout} s")
+
+
+def register(
+    visitor: Visitor,
+    smtp: SmtpServer,
+    email: str,
+    organisation: str,
+    *,
+    plan: str = "starter",
+    passkey: bool = False,
+) -> None:
+    """Registers with a password (or a passkey the context's authenticator makes), follows the link in
+    the mail and confirms: the visitor ends on the overview, signed in."""
+    page = visitor.open("/app/register")
+    visitor.check("registration form")
+    page.get_by_test_id("register-email").fill(email)
+    page.get_by_test_id("register-organisation").fill(organisation)
+    page.get_by_test_id("register-plan").select_option(plan)
+    if passkey:
+        page.get_by_test_id("register-method-passkey").check()
+        expect(page.get_by_test_id("register-password")).to_be_hidden()
+    else:
+        page.get_by_test_id("register-password").fill(PASSWORD)
+    page.get_by_test_id("register-submit").click()
+    expect(page.get_by_test_id("register-sent")).to_be_visible()
+    visitor.check("registration sent")
+
+    link = link_in(wait_for_mail(smtp, email), "/app/register/verify")
+    visitor.open(link)
+    visitor.check("confirm the registration")
+    page.get_by_test_id("verify-submit").click()
+    expect(page.get_by_test_id("welcome")).to_be_visible()
+    expect(page.get_by_role("heading", level=1)).to_have_text(organisation)
+    visitor.check("overview after confirming")
