@@ -1,21 +1,34 @@
-# Quickstart: `make run` (serve on 127.0.0.1:8000) and `make test`. Both create .venv as needed.
+# Quickstart: `make run` (serve on 127.0.0.1:8000; `make run PORT=18123 HOST=0.0.0.0` elsewhere) and
+# `make test`. Both create .venv as needed: run installs the runtime dependencies only, test the dev extra.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Set on the command line (make run HOST=...): shells keep the machine's name in HOST.
+HOST := 127.0.0.1
+PORT ?= 8000
 
 .PHONY: run test lint bench clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The runtime dependencies only (make run); the agentgate command lands in $(BIN).
+$(BIN)/.installed-runtime: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+# With the dev extra (make test, make lint).
+$(BIN)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
 # Demo values (sandbox): the first start creates this admin, a demo tenant and prints a demo API key once.
-run: $(BIN)/.installed
+# The demo password is shown in that banner; set AGENTGATE_ADMIN_PASSWORD to use your own.
+run: $(BIN)/.installed-runtime
 	AGENTGATE_ADMIN_EMAIL="$${AGENTGATE_ADMIN_EMAIL:-admin@agentgate.example}" \
 	AGENTGATE_ADMIN_PASSWORD="$${AGENTGATE_ADMIN_PASSWORD:-agentgate-demo-password}" \
-	$(BIN)/agentgate serve --host 127.0.0.1 --port 8000
+	$(BIN)/agentgate serve --host $(HOST) --port $(PORT)
 
 test: $(BIN)/.installed
 	@for script in tests/support/deps/*.sh; do [ -e "$$script" ] || continue; sh "$$script" || exit 1; done

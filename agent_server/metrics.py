@@ -4,6 +4,10 @@ A series is (method, route template, model). Route templates are finite; models 
 so the number of series is capped and the overflow is folded into the model ``(other)``. Latency
 percentiles are read from fixed buckets (linear interpolation inside a bucket), which costs one
 ``bisect`` per request and a few hundred bytes per series.
+
+These counts are the process's own: ``/metrics/`` shows them as they are, and the Prometheus
+exposition adds those every other worker process shared (``agent_server/metrics_share.py``), so a
+request costs no more than this in-process count.
 """
 
 from __future__ import annotations
@@ -100,37 +104,19 @@ class Metrics:
             "routes": routes,
         }
 
-    def prometheus(self, prefix: str = "agentgate") -> str:
-        """The same counters in the Prometheus text exposition format 0.0.4."""
-        lines: list[str] = []
-
-        def family(name: str, kind: str, text: str) -> str:
-            full = f"{prefix}_{name}"
-            lines.extend([f"# HELP {full} {text}", f"# TYPE {full} {kind}"])
-            return full
-
-        name = family("http_requests_total", "counter", "HTTP requests by route, method, status and model.")
-        for s in self.series:
-            for status, n in sorted(s.statuses.items()):
-                lines.append(f"{name}{{{_labels(s, status=str(status))}}} {n}")
-        for metric, statuses, text in (
-            ("http_rate_limited_total", RATE_LIMITED, "Requests refused with 429."),
-            ("http_upstream_errors_total", UPSTREAM_ERRORS, "Requests answered 502, 503 or 504."),
-        ):
-            name = family(metric, "counter", text)
-            lines.extend(f"{name}{{{_labels(s)}}} {s.count_of(statuses)}" for s in self.series)
-        name = family("http_request_duration_seconds", "histogram", "Time to the response start.")
-        for s in self.series:
-            cumulative = 0
-            for bound, n in zip((*BUCKETS, float("inf")), s.buckets, strict=True):
-                cumulative += n
-                le = "+Inf" if bound == float("inf") else repr(bound)
-                lines.append(f"{name}_bucket{{{_labels(s, le=le)}}} {cumulative}")
-            lines.append(f"{name}_sum{{{_labels(s)}}} {s.total_seconds!r}")
-            lines.append(f"{name}_count{{{_labels(s)}}} {s.count}")
-        name = family("uptime_seconds", "gauge", "Seconds since the process started.")
-        lines.append(f"{name} {time.monotonic() - self.started!r}")
-        return "\n".join(lines) + "\n"
+    def export(self) -> list[list[Any]]:
+        """Every series as JSON-safe rows, to share with the other worker processes."""
+        return [
+            [
+                s.method,
+                s.route,
+                s.model,
+                {str(k): v for k, v in s.statuses.items()},
+                s.buckets,
+                s.total_seconds,
+            ]
+            for s in self._series.values()
+        ]
 
 
 def _series_json(s: Series) -> dict[str, Any]:
@@ -148,12 +134,3 @@ def _series_json(s: Series) -> dict[str, Any]:
         "server_errors": sum(n for st, n in s.statuses.items() if st >= 500),
         "latency_ms": latency,
     }
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _labels(s: Series, **extra: str) -> str:
-    pairs = {"method": s.method, "route": s.route, "model": s.model or "", **extra}
-    return ",".join(f'{k}="{_escape(v)}"' for k, v in pairs.items())

@@ -1,25 +1,22 @@
-"""The ``agentgate`` command: serve, migrate (and, as layers land, administration commands)."""
+"""The ``agentgate`` command: serve, worker, migrate, settings and the administration commands of
+http_facade/cli_admin.py (tenants, users, keys). ``agentgate --help`` lists them; every command but
+serve and worker prints its result as JSON with ``--json``.
+"""
 
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
+from pydantic import ValidationError
+
+from agent_server.logging_setup import configure_logging, logging_config
+from agent_server.metrics_share import prepare_metrics_dir
 from agent_server.settings import Settings
-
-Command = Callable[[argparse.Namespace, Settings], int]
-COMMANDS: dict[str, tuple[Command, Callable[[argparse.ArgumentParser], None]]] = {}
-
-
-def command(name: str, configure: Callable[[argparse.ArgumentParser], None] = lambda p: None):
-    def register(fn: Command) -> Command:
-        COMMANDS[name] = (fn, configure)
-        return fn
-
-    return register
+from http_facade import cli_admin  # noqa: F401  (registers tenants, users and keys)
+from http_facade.cli_registry import COMMANDS, JSON_OPTION, command, emit, fail, table
 
 
 def _serve_args(parser: argparse.ArgumentParser) -> None:
@@ -28,27 +25,41 @@ def _serve_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=1)
 
 
-@command("serve", _serve_args)
+@command("serve", _serve_args, json_flag=False)
 def serve(args: argparse.Namespace, settings: Settings) -> int:
     """Run the HTTP server (uvicorn) on create_app(settings)."""
-    import uvicorn
+    from http_facade.listen import ListenError, bind_listener, http_url, run_uvicorn, served_url
 
     if not _deployment_ok(settings, args.workers):
         return 2
+    try:  # first: a busy port is one line, before a migration runs or anything is printed
+        listener = bind_listener(args.host, args.port)
+    except ListenError as exc:
+        return fail(args, str(exc))
+    port = listener.getsockname()[1]
     if not _migrate_in_child(settings):  # once here, so several workers do not race at start
         return 1
-    print(f"agentgate ({settings.mode}) serving on http://{args.host}:{args.port}", flush=True)
+    base_url = settings.public_base_url
+    if "public_base_url" not in settings.model_fields_set:  # unset: the address actually served
+        base_url = served_url(args.host, port)
+        os.environ["AGENTGATE_PUBLIC_BASE_URL"] = base_url  # the workers read their settings
+    bound = http_url(args.host, port)
+    suffix = "" if base_url == bound else f" (public base URL {base_url})"
+    print(f"agentgate ({settings.mode}) serving on {bound}{suffix}", flush=True)  # after the bind
     os.environ["AGENTGATE_MIGRATE_ON_START"] = "false"  # done above; the workers read their settings
-    uvicorn.run(
+    if args.workers > 1:  # where the workers add up each other's metrics (docs/operations.md)
+        os.environ["AGENTGATE_METRICS_DIR"] = str(prepare_metrics_dir(settings.metrics_dir))
+    return run_uvicorn(
+        listener,
         "http_facade.app:create_app",
         factory=True,
         host=args.host,
-        port=args.port,
+        port=port,
         workers=args.workers,
         log_level="warning",
-        access_log=False,
+        access_log=False,  # ours is the edge's (AGENTGATE_ACCESS_LOG), with the request id
+        log_config=logging_config(settings),  # applied by uvicorn in every worker it starts
     )
-    return 0
 
 
 def _upgrade(settings: Settings) -> None:
@@ -84,13 +95,16 @@ def _deployment_ok(settings: Settings, workers: int = 1) -> bool:
 
 @command("migrate")
 def migrate(args: argparse.Namespace, settings: Settings) -> int:
-    """Apply the database migrations and exit."""
+    """Apply the database migrations and exit (creates the database)."""
+    from agent_server.gateway.operator_db import database_location, schema_heads
+
     _upgrade(settings)
-    print(f"database migrated: {settings.sync_database_url.split('@')[-1]}")
+    where, heads = database_location(settings), sorted(schema_heads(settings))
+    emit(args, {"database": where, "revisions": heads}, f"database migrated: {where}")
     return 0
 
 
-@command("worker")
+@command("worker", json_flag=False)
 def worker(args: argparse.Namespace, settings: Settings) -> int:
     """Run an arq job worker process on the shared Redis queue (needs AGENTGATE_REDIS_URL)."""
     import asyncio
@@ -129,93 +143,23 @@ def worker(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _gateway_action(action: Callable[[], Awaitable[int]]) -> int:
-    """Run one gateway provisioning coroutine; a refused action prints its reason and exits 1."""
-    import asyncio
-
-    from agent_server.errors import AgentError
-
-    try:
-        return asyncio.run(action())
-    except AgentError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 1
-
-
-def _tenants_args(parser: argparse.ArgumentParser) -> None:
-    create = parser.add_subparsers(dest="action", required=True).add_parser("create", help="Create a tenant")
-    create.add_argument("--name", required=True)
-    create.add_argument("--plan", default="starter", help="starter, professional or enterprise")
-    create.add_argument("--rate-limit", type=int, help="negotiated requests per minute per key")
-
-
-@command("tenants", _tenants_args)
-def tenants(args: argparse.Namespace, settings: Settings) -> int:
-    """Manage tenants: tenants create --name N --plan P [--rate-limit N]."""
-    from agent_server.gateway import provision
-
-    async def create() -> int:
-        tenant = await provision.create_tenant(settings, args.name, args.plan, args.rate_limit)
-        print(
-            f"tenant {tenant.id} ({tenant.name}), plan {tenant.plan_id}, trial ends {tenant.trial_ends_at:%Y-%m-%d}"
-        )
-        return 0
-
-    return _gateway_action(create)
-
-
-def _users_args(parser: argparse.ArgumentParser) -> None:
-    create = parser.add_subparsers(dest="action", required=True).add_parser("create", help="Create a user")
-    create.add_argument("--tenant", required=True, help="tenant id or name")
-    create.add_argument("--email", required=True)
-    secret = create.add_mutually_exclusive_group(required=True)
-    secret.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
-    secret.add_argument("--password", help="the password (visible in the process list; prefer stdin)")
-    create.add_argument("--admin", action="store_true", help="grant tenant:admin")
-
-
-@command("users", _users_args)
-def users(args: argparse.Namespace, settings: Settings) -> int:
-    """Manage users: users create --tenant T --email E --password-stdin|--password P [--admin]."""
-    from agent_server.gateway import provision
-
-    password = sys.stdin.readline().rstrip("\r\n") if args.password_stdin else args.password
-
-    async def create() -> int:
-        user = await provision.create_user(settings, args.tenant, args.email, password, admin=args.admin)
-        print(
-            f"user {user.id} ({user.email}) in tenant {user.tenant_id}, permissions: {user.permissions or '-'}"
-        )
-        return 0
-
-    return _gateway_action(create)
-
-
-def _keys_args(parser: argparse.ArgumentParser) -> None:
-    create = parser.add_subparsers(dest="action", required=True).add_parser(
-        "create", help="Create an API key"
+def _settings_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--markdown", action="store_true", help="the reference as Markdown (docs/settings.md)"
     )
-    create.add_argument("--tenant", required=True, help="tenant id or name")
-    create.add_argument(
-        "--scopes", default="chat,models", help="comma-separated: chat,embeddings,files,models,admin"
-    )
-    create.add_argument("--name", default="cli")
 
 
-@command("keys", _keys_args)
-def api_keys(args: argparse.Namespace, settings: Settings) -> int:
-    """Manage API keys: keys create --tenant T --scopes chat,models --name N (prints the key once)."""
-    from agent_server.gateway import provision
+@command("settings", _settings_args)
+def settings_reference(args: argparse.Namespace, settings: Settings) -> int:
+    """Print every setting with its type, default and meaning (--markdown: docs/settings.md)."""
+    from agent_server.settings_doc import markdown, settings_reference
 
-    async def create() -> int:
-        scopes = [scope.strip() for scope in args.scopes.split(",") if scope.strip()]
-        record, full = await provision.create_key(settings, args.tenant, args.name, scopes)
-        print(f"key {record.id} ({record.name}), scopes {','.join(record.scopes)}, tenant {record.tenant_id}")
-        print(full)
-        print("This is the only time the key is shown; only its digest is stored.", file=sys.stderr)
+    if args.markdown:
+        print(markdown(), end="")
         return 0
-
-    return _gateway_action(create)
+    docs = [doc.as_dict() for doc in settings_reference()]
+    emit(args, docs, table(docs, ["variable", "type", "default"]))
+    return 0
 
 
 def _skip_unused_imports() -> None:
@@ -226,15 +170,41 @@ def _skip_unused_imports() -> None:
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agentgate")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line (the deploy-files test checks their commands against it)."""
+    parser = argparse.ArgumentParser(prog="agentgate", description="agentgate gateway and public API")
+    parser.add_argument("--version", action="version", version=f"agentgate {package_version()}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, (fn, configure, json_flag) in COMMANDS.items():
+        summary = (fn.__doc__ or "").strip().splitlines()[0]
+        parents = [JSON_OPTION] if json_flag else []
+        configure(commands.add_parser(name, help=summary, description=summary, parents=parents))
+    return parser
+
+
+def _invalid_setting(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    name = str(error["loc"][0]) if error["loc"] else "?"
+    return f"invalid setting AGENTGATE_{name.upper()}: {error['msg']}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _skip_unused_imports()
-    parser = argparse.ArgumentParser(prog="agentgate", description="agentgate gateway and public API")
-    commands = parser.add_subparsers(dest="command", required=True)
-    for name, (fn, configure) in COMMANDS.items():
-        configure(commands.add_parser(name, help=(fn.__doc__ or "").strip().splitlines()[0]))
-    args = parser.parse_args(argv)
-    settings = Settings()
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        return fail(args, _invalid_setting(exc), code="invalid_setting", status=2)
+    configure_logging(settings)
     return COMMANDS[args.command][0](args, settings)
 
 

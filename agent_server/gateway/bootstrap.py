@@ -25,6 +25,8 @@ DEMO_TENANT = "Demo"
 DEMO_PLAN = "professional"
 DEMO_SCOPES = ["chat", "models"]
 BOOTSTRAP_PERMISSIONS = ["platform:admin", "tenant:admin"]
+# The password `make run` supplies when the operator sets none: public, so the banner shows it.
+DEMO_PASSWORD = "agentgate-demo-password"
 
 
 async def bootstrap(services: Services) -> None:
@@ -32,11 +34,12 @@ async def bootstrap(services: Services) -> None:
     if not settings.admin_email or settings.admin_password is None:
         return
     email = settings.admin_email.strip().lower()
+    login = f"{email} / {_shown_password(settings.admin_password.get_secret_value())}"
     existing = await repo.find_user(services.db, email)
     if existing is not None:
         if settings.sandbox:
             _say(
-                f"agentgate demo: tenant {existing.tenant_id}, admin login {email}. The demo API key was "
+                f"agentgate demo: tenant {existing.tenant_id}, admin login {login}. The demo API key was "
                 "printed at first start; create another with:\n"
                 f"  agentgate keys create --tenant {existing.tenant_id} --scopes chat,models --name demo"
             )
@@ -77,7 +80,7 @@ async def bootstrap(services: Services) -> None:
                     "=" * 72,
                     "agentgate demo (sandbox mode), created at this first start:",
                     f"  tenant       {tenant.name} ({tenant.id}), plan {plan.id}",
-                    f"  admin login  {email} / the password in AGENTGATE_ADMIN_PASSWORD",
+                    f"  admin login  {login}",
                     f"  demo API key {full_key}",
                     "  The key is shown only this once; only its digest is stored. Try:",
                     f"  curl {base}/v1/chat/completions -H 'Authorization: Bearer {full_key}' \\",
@@ -89,6 +92,11 @@ async def bootstrap(services: Services) -> None:
                 ]
             )
         )
+
+
+def _shown_password(password: str) -> str:
+    """The demo password itself; an operator's own is never printed."""
+    return DEMO_PASSWORD if password == DEMO_PASSWORD else "the password in AGENTGATE_ADMIN_PASSWORD"
 
 
 def _mail_line(settings: Settings) -> list[str]:

@@ -23,6 +23,7 @@ from sqlalchemy import or_, select, update
 from agent_server.admin.crypto import SecretBox
 from agent_server.clock import Clock
 from agent_server.errors import AgentError
+from agent_server.instruments import INSTRUMENTS
 from agent_server.mail.message import compose
 from agent_server.mail.tables import MAIL_FAILED, MAIL_PENDING, MAIL_SENT, OutboxMail
 from agent_server.mail.transport import DeliveryFailed, Transport
@@ -172,3 +173,4 @@ class MailWorker:
             )
         level = logging.INFO if failure is None else logging.WARNING
         log.log(level, "mail %s (%s) attempt %d %s", row.id, row.kind, number, outcome)
+        INSTRUMENTS.count_mail(str(values.get("status", "retrying")))  # sent, failed or retrying

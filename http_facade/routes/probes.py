@@ -1,5 +1,5 @@
-"""Gateway probes (spec 2.4, 4.1): health, liveness, readiness, the JWT key, metrics, and the
-self-serve registration description.
+"""Gateway probes (spec 2.4, 4.1): health, liveness, readiness, the JWT key, metrics
+(``metrics_routes.py``, included here), and the self-serve registration description.
 
 The database and the cache are really probed, concurrently, under
 ``settings.health_timeout_seconds``. Upstream LLMs are checked in the background by
@@ -17,13 +17,14 @@ from typing import Any, Literal
 
 import anyio
 from fastapi import APIRouter, FastAPI, Query, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from starlette.responses import JSONResponse, Response
 
 from agent_server.errors import ValidationFailed
 from agent_server.llm.health import EXTRAS_KEY, UpstreamHealth, upstream_health
 from agent_server.services import Services
 from http_facade.deps import ServicesDep, SettingsDep
+from http_facade.routes import metrics_routes
 from wellknown import health as docs
 from wellknown.registration import consultant_code
 
@@ -39,6 +40,7 @@ async def checking_upstreams(app: FastAPI) -> AsyncIterator[None]:
 
 
 router = APIRouter(tags=["probes"], lifespan=checking_upstreams)
+router.include_router(metrics_routes.router)  # with its lifespan: traces and the shared counts
 HEALTH_JSON = {"content": {docs.HEALTH_JSON: {"schema": {"type": "object", "required": ["status"]}}}}
 
 
@@ -197,56 +199,6 @@ async def jwt_health(request: Request, services: ServicesDep) -> Response:
     result, ms = await probe(lambda: jwt_check(request, services), services.settings.health_timeout_seconds)
     doc = _ietf(request, services, {"jwt": result}, durations_ms={"jwt": ms})
     return _health_json_response(doc)
-
-
-class Latency(BaseModel):
-    p50: float
-    p90: float
-    p95: float
-    p99: float
-    mean: float
-    max: float
-
-
-class RouteMetrics(BaseModel):
-    method: str
-    route: str = Field(description="The route template, e.g. /v1/models/{model_id}.")
-    model: str | None = Field(description="The model the route recorded in request.state.model.")
-    requests: int
-    statuses: dict[str, int]
-    rate_limited: int = Field(description="Answers with 429.")
-    upstream_errors: int = Field(description="Answers with 502, 503 or 504.")
-    server_errors: int
-    latency_ms: Latency
-
-
-class MetricsTotals(BaseModel):
-    requests: int
-    rate_limited: int
-    upstream_errors: int
-    server_errors: int
-
-
-class MetricsSnapshot(BaseModel):
-    uptime_seconds: float
-    totals: MetricsTotals
-    routes: list[RouteMetrics]
-
-
-@router.get("/metrics/", summary="Request metrics per route and model (JSON)")
-async def metrics_json(request: Request) -> MetricsSnapshot:
-    return MetricsSnapshot.model_validate(request.app.state.metrics.snapshot())
-
-
-@router.get(
-    "/metrics/prometheus",
-    summary="The same metrics in the Prometheus text format",
-    response_class=Response,
-    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}, "description": "Metrics."}},
-)
-async def metrics_prometheus(request: Request, settings: SettingsDep) -> Response:
-    text = request.app.state.metrics.prometheus(settings.service_name.replace("-", "_"))
-    return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
 class ConsultantCode(BaseModel):

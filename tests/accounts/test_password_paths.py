@@ -85,6 +85,7 @@ def test_cli_users_create_applies_the_rule(
         "AGENTGATE_PASSWORD_BREACH_API_URL",
     ):
         monkeypatch.delenv(name, raising=False)
+    assert run_cli(["migrate"], capsys)[0] == 0  # admin commands never create the database
     assert run_cli(["tenants", "create", "--name", "Initech", "--plan", "starter"], capsys)[0] == 0
     create = ["users", "create", "--tenant", "Initech", "--email", "ops@initech.example"]
 

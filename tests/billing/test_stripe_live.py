@@ -12,6 +12,7 @@ import httpx
 
 from agent_server.gateway import provision
 from agent_server.settings import Settings
+from agent_server.storage import migrate
 from tests.billing.conftest import provider_settings
 from tests.billing.localstripe import LocalStripe, webhook_secret
 from tests.conftest import LiveServer
@@ -32,6 +33,7 @@ async def test_localstripe_delivers_the_signed_events_that_make_the_tenant_paid(
 ) -> None:
     secret = webhook_secret()
     configured = provider_settings(settings, "stripe", localstripe, secret)
+    migrate.upgrade(configured)  # as `agentgate migrate` would: the operator commands need the schema
     tenant = await provision.create_tenant(configured, "Journey", "professional")
     await provision.create_user(configured, tenant.id, "owner@journey.example", PASSWORD, admin=True)
     with LiveServer(configured) as live:

@@ -66,6 +66,7 @@ def test_cli_creates_tenant_user_and_key(
     monkeypatch.setenv("AGENTGATE_DATA_DIR", str(tmp_path))
     for name in ("AGENTGATE_DATABASE_URL", "AGENTGATE_REDIS_URL", "AGENTGATE_MODE", "AGENTGATE_CONTENT_DIR"):
         monkeypatch.delenv(name, raising=False)
+    assert run_cli(["migrate"], capsys)[0] == 0  # admin commands never create the database
     code, out, _ = run_cli(["tenants", "create", "--name", "Acme", "--plan", "professional"], capsys)
     assert code == 0 and re.search(r"tenant ten_\w+ \(Acme\), plan professional", out)
     assert run_cli(["tenants", "create", "--name", "Acme", "--plan", "starter"], capsys)[0] == 1
