@@ -3,6 +3,7 @@
 A tool is an ``async def fn(ctx: ToolContext, **arguments) -> BaseModel``. ``@tool`` only attaches
 metadata; ``Registry.add_tool`` builds the argument model from the signature and the output schema
 from the return annotation. ``Registry.invoke`` is the single call path of every surface.
+Resource templates (``faq://entry/{id}``) and prompts are declared here too; MCP projects them.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import inspect
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar, get_type_hints
+from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
@@ -105,7 +107,57 @@ class ResourceSpec:
     title: str
     description: str
     mime_type: str
-    fn: Callable[[ToolContext], Awaitable[str]]
+    fn: Callable[[ToolContext], Awaitable[str | bytes]]  # bytes: a binary resource
+
+
+# The values a template parameter or prompt argument may take, read from the content at call time
+# (MCP offers them as completions).
+Choices = Callable[[ToolContext], Iterable[str]]
+_TEMPLATE_VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class TemplateSpec:
+    """A family of resources: ``faq://entry/{id}``; each variable stands for one path segment."""
+
+    uri_template: str
+    name: str
+    title: str
+    description: str
+    mime_type: str
+    fn: Callable[[ToolContext, dict[str, str]], Awaitable[str | bytes]]
+    choices: Mapping[str, Choices] = field(default_factory=dict)
+
+    @property
+    def variables(self) -> list[str]:
+        return _TEMPLATE_VARIABLE.findall(self.uri_template)
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The variables of ``uri`` when it belongs to this template, else ``None``."""
+        parts = _TEMPLATE_VARIABLE.split(self.uri_template)  # literal, name, literal, name, ...
+        pattern = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>[^/?#]+)" for i, p in enumerate(parts))
+        found = re.fullmatch(pattern, uri)
+        return None if found is None else {k: unquote(v) for k, v in found.groupdict().items()}
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    name: str
+    description: str
+    required: bool = True
+    choices: Choices | None = None
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """A prompt template; ``fn`` renders its messages as MCP ``PromptMessage`` objects (role, content),
+    or answers with a model the surface passes on as is (MCP's input requests)."""
+
+    name: str
+    title: str
+    description: str
+    arguments: tuple[PromptArgument, ...]
+    fn: Callable[[ToolContext, dict[str, str]], Awaitable[list[dict[str, Any]] | BaseModel]]
 
 
 def _description(fn: Callable[..., Any]) -> str:
@@ -136,6 +188,8 @@ class Registry:
         self.default_timeout = default_timeout
         self._tools: dict[str, ToolSpec] = {}
         self._resources: dict[str, ResourceSpec] = {}
+        self._templates: dict[str, TemplateSpec] = {}
+        self._prompts: dict[str, PromptSpec] = {}
 
     def add_tool(self, fn: Callable[..., Awaitable[BaseModel]], *, name: str | None = None) -> ToolSpec:
         meta: ToolMeta | None = getattr(fn, "__agentgate_tool__", None)
@@ -160,6 +214,16 @@ class Registry:
             raise ValueError(f"resource {spec.uri!r} is registered twice")
         self._resources[spec.uri] = spec
 
+    def add_template(self, spec: TemplateSpec) -> None:
+        if spec.uri_template in self._templates or not spec.variables:
+            raise ValueError(f"template {spec.uri_template!r} is registered twice or has no variable")
+        self._templates[spec.uri_template] = spec
+
+    def add_prompt(self, spec: PromptSpec) -> None:
+        if spec.name in self._prompts or not TOOL_NAME.match(spec.name):
+            raise ValueError(f"prompt name {spec.name!r} is registered twice or not valid")
+        self._prompts[spec.name] = spec
+
     @property
     def tools(self) -> list[ToolSpec]:
         return list(self._tools.values())
@@ -167,6 +231,14 @@ class Registry:
     @property
     def resources(self) -> list[ResourceSpec]:
         return list(self._resources.values())
+
+    @property
+    def templates(self) -> list[TemplateSpec]:
+        return list(self._templates.values())
+
+    @property
+    def prompts(self) -> list[PromptSpec]:
+        return list(self._prompts.values())
 
     def get_tool(self, name: str) -> ToolSpec:
         try:
@@ -180,6 +252,13 @@ class Registry:
             return self._resources[uri]
         except KeyError:
             raise NotFound(f"Unknown resource '{uri}'.", param="uri") from None
+
+    def get_prompt(self, name: str) -> PromptSpec:
+        try:
+            return self._prompts[name]
+        except KeyError:
+            known = ", ".join(sorted(self._prompts))
+            raise NotFound(f"Unknown prompt '{name}'. Known prompts: {known}.", param="name") from None
 
     async def invoke(self, name: str, arguments: object, ctx: ToolContext) -> BaseModel:
         """Run a tool: look up, check scope, validate, run under a timeout, map errors, log."""
@@ -211,6 +290,30 @@ class Registry:
             elapsed = (time.perf_counter() - started) * 1000
             log.info("tool=%s surface=%s outcome=%s ms=%.1f", name, ctx.surface, outcome, elapsed)
 
-    async def read(self, uri: str, ctx: ToolContext) -> tuple[ResourceSpec, str]:
-        spec = self.get_resource(uri)
-        return spec, await spec.fn(ctx)
+    async def read(self, uri: str, ctx: ToolContext) -> tuple[ResourceSpec | TemplateSpec, str | bytes]:
+        """A resource by URI: a declared resource first, else the first template it matches."""
+        spec = self._resources.get(uri)
+        if spec is not None:
+            return spec, await spec.fn(ctx)
+        for template in self._templates.values():
+            variables = template.match(uri)
+            if variables is not None:
+                return template, await template.fn(ctx, variables)
+        raise NotFound(f"Unknown resource '{uri}'.", param="uri")
+
+    async def render_prompt(
+        self, name: str, arguments: Mapping[str, str] | None, ctx: ToolContext
+    ) -> tuple[PromptSpec, list[dict[str, Any]] | BaseModel]:
+        """A prompt's messages; a missing required or an unknown argument names itself."""
+        spec = self.get_prompt(name)
+        given = dict(arguments or {})
+        declared = {a.name for a in spec.arguments}
+        for argument in spec.arguments:
+            if argument.required and not given.get(argument.name):
+                raise ValidationFailed(
+                    f"Prompt {name} needs the argument '{argument.name}'.", param=argument.name
+                )
+        unknown = sorted(set(given) - declared)
+        if unknown:
+            raise ValidationFailed(f"Prompt {name} has no argument '{unknown[0]}'.", param=unknown[0])
+        return spec, await spec.fn(ctx, given)

@@ -1,4 +1,5 @@
-"""The eight MCP resources of the content pack (spec 2.8), each a view of one part of the pack."""
+"""The eight MCP resources of the content pack (spec 2.8), each a view of one part of the pack; with the
+resource templates (``templates.py``) and prompts (``prompts.py``) drawn from the same pack."""
 
 from __future__ import annotations
 
@@ -110,5 +111,9 @@ RESOURCES = [
 
 
 def register(registry: Registry) -> None:
+    from resources import prompts, templates
+
     for spec in RESOURCES:
         registry.add_resource(spec)
+    templates.register(registry)
+    prompts.register(registry)

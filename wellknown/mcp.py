@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from agent_server.mcp import MCP_PROTOCOL_VERSION
+from agent_server.mcp import MCP_PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from agent_server.projections import annotations
 from agent_server.registry import Registry
 from agent_server.settings import Settings
 from agent_server.versions import CURRENT_VERSION
+from wellknown.event_stream import EVENT_STREAM, SSE
 
 MCP_PATH = "/api/mcp.php"
 SERVER_CARD_SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
@@ -38,11 +39,24 @@ def server_card_name(settings: Settings, website: str | None = None) -> str:
     return f"{namespace}/{settings.service_name}"
 
 
+def mcp_capabilities(settings: Settings) -> dict[str, Any]:
+    """What ``initialize`` declares: stateless, or (sessions on) with logging and resource subscriptions."""
+    sessions = settings.mcp_sessions
+    return {
+        "tools": {"listChanged": False},
+        "resources": {"subscribe": sessions, "listChanged": False},
+        "prompts": {"listChanged": False},
+        "completions": {},
+        **({"logging": {}} if sessions else {}),
+    }
+
+
 def mcp_manifest(
     registry: Registry, settings: Settings, title: str, description: str, *, website: str | None = None
 ) -> dict[str, Any]:
     base = settings.public_base_url.rstrip("/")
     endpoint = f"{base}{MCP_PATH}"
+    versions = list(SUPPORTED_VERSIONS)
     return {
         "$schema": SERVER_CARD_SCHEMA,
         "name": server_card_name(settings, website),
@@ -54,17 +68,20 @@ def mcp_manifest(
             {
                 "type": "streamable-http",
                 "url": endpoint,
-                "supportedProtocolVersions": [MCP_PROTOCOL_VERSION],
+                "supportedProtocolVersions": versions,
             }
         ],
         "protocolVersion": MCP_PROTOCOL_VERSION,
+        "supportedProtocolVersions": versions,
         "endpoint": endpoint,
-        "transport": {"type": "streamable-http", "url": endpoint, "stateless": True},
-        "authentication": {"required": False},
-        "capabilities": {
-            "tools": {"listChanged": False},
-            "resources": {"subscribe": False, "listChanged": False},
+        "transport": {
+            "type": "streamable-http",
+            "url": endpoint,
+            "stateless": not settings.mcp_sessions,
+            "sessions": settings.mcp_sessions,
         },
+        "authentication": {"required": False},
+        "capabilities": mcp_capabilities(settings),
         "tools": [
             {"name": t.name, "title": t.title, "description": t.description, "annotations": annotations(t)}
             for t in registry.tools
@@ -78,6 +95,28 @@ def mcp_manifest(
                 "mimeType": r.mime_type,
             }
             for r in registry.resources
+        ],
+        "resourceTemplates": [
+            {
+                "uriTemplate": t.uri_template,
+                "name": t.name,
+                "title": t.title,
+                "description": t.description,
+                "mimeType": t.mime_type,
+            }
+            for t in registry.templates
+        ],
+        "prompts": [
+            {
+                "name": p.name,
+                "title": p.title,
+                "description": p.description,
+                "arguments": [
+                    {"name": a.name, "description": a.description, "required": a.required}
+                    for a in p.arguments
+                ],
+            }
+            for p in registry.prompts
         ],
     }
 
@@ -108,31 +147,38 @@ _JSONRPC_RESPONSE = {
 }
 
 
-def mcp_openapi_operations(suffix: str = "") -> dict[str, dict[str, Any]]:
+def mcp_openapi_operations(suffix: str = "", sessions: bool = False) -> dict[str, dict[str, Any]]:
     """OpenAPI operations of the raw route ``/api/mcp.php`` (FastAPI cannot describe it); ``suffix``
-    keeps operation ids unique for an alias path."""
+    keeps operation ids unique for an alias path. DELETE ends a session: it exists with ``sessions``
+    only (otherwise the route has no DELETE and answers 405)."""
     card = {"type": "object", "required": ["$schema", "name", "version", "description"]}
     json_rpc = {"application/json": {"schema": _JSONRPC_RESPONSE}}
     version_header = {"MCP-Version": {"schema": {"type": "string", "const": MCP_PROTOCOL_VERSION}}}
-    return {
+    operations: dict[str, dict[str, Any]] = {
         "get": {
             "tags": ["mcp"],
-            "summary": "MCP server card (manifest discovery)",
+            "summary": "MCP server card (manifest discovery), or a session's SSE stream",
+            "description": (
+                "Without Mcp-Session-Id: the server card. With the id of an open session (sessions on): "
+                "the session's stream of server messages, resumed after Last-Event-ID when sent."
+            ),
             "operationId": "mcp_manifest_get" + suffix,
             "responses": {
                 "200": {
-                    "description": "The MCP server card.",
+                    "description": "The MCP server card, or the session's event stream.",
                     "headers": version_header,
-                    "content": {"application/json": {"schema": card}},
+                    "content": {"application/json": {"schema": card}, SSE: EVENT_STREAM},
                 }
             },
         },
         "post": {
             "tags": ["mcp"],
-            "summary": "MCP JSON-RPC 2.0 over streamable HTTP (protocol 2025-06-18, stateless)",
+            "summary": f"MCP JSON-RPC 2.0 over streamable HTTP (protocol {', '.join(SUPPORTED_VERSIONS)})",
             "description": (
-                "One JSON-RPC message per POST: initialize, tools/list, tools/call, resources/list, "
-                "resources/read. Answers JSON, or an SSE stream when Accept lists only text/event-stream."
+                "One JSON-RPC message per POST: tools, resources and templates, prompts, completions, "
+                "subscriptions/listen (2026-07-28), and with sessions on logging/setLevel and "
+                "resources/subscribe. Answers JSON, or an SSE stream when Accept lists only "
+                "text/event-stream or the request asks for progress or log notifications."
             ),
             "operationId": "mcp_jsonrpc_post" + suffix,
             "requestBody": {"required": True, "content": {"application/json": {"schema": _JSONRPC_REQUEST}}},
@@ -140,7 +186,7 @@ def mcp_openapi_operations(suffix: str = "") -> dict[str, dict[str, Any]]:
                 "200": {
                     "description": "The JSON-RPC response (a result or a JSON-RPC error).",
                     "headers": version_header,
-                    "content": {**json_rpc, "text/event-stream": {"schema": {"type": "string"}}},
+                    "content": {**json_rpc, SSE: EVENT_STREAM},
                 },
                 "202": {"description": "A notification or response was accepted; no body."},
                 "400": {
@@ -155,16 +201,23 @@ def mcp_openapi_operations(suffix: str = "") -> dict[str, dict[str, Any]]:
                 },
             },
         },
-        "delete": {
+    }
+    if sessions:
+        operations["delete"] = {
             "tags": ["mcp"],
-            "summary": "End a session: the server is stateless, so this is always refused",
+            "summary": "End an MCP session",
             "operationId": "mcp_session_delete" + suffix,
+            "parameters": [
+                {"name": "Mcp-Session-Id", "in": "header", "required": True, "schema": {"type": "string"}}
+            ],
             "responses": {
+                "200": {"description": "The session named by Mcp-Session-Id has ended."},
+                "404": {"description": "No such session.", "content": json_rpc},
                 "405": {
-                    "description": "Sessions are not kept; nothing to end.",
+                    "description": "No Mcp-Session-Id: nothing to end.",
                     "headers": {"Allow": {"schema": {"type": "string"}}},
                     "content": json_rpc,
-                }
+                },
             },
-        },
-    }
+        }
+    return operations

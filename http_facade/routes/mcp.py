@@ -1,31 +1,56 @@
 """``/api/mcp.php``: the SDK's streamable-HTTP transport behind an exact route, made lenient for plain clients.
 
-- A POST with no Accept header, or any Accept that admits JSON, gets a JSON response.
-- A POST that accepts only ``text/event-stream`` gets the same answer as an SSE stream.
-- A POST without a JSON Content-Type (curl's form default, none at all) is read as JSON anyway;
-  a body that is not JSON gets the JSON-RPC parse error -32700.
+- A POST with no Accept header, or any Accept that admits JSON, gets a JSON response; a request that
+  asks for notifications (a progress token, a 2026-07-28 log level) from a client accepting SSE, and
+  every request of a client accepting only ``text/event-stream``, gets an SSE stream (2026-07-28 too).
+- A POST without a JSON Content-Type (curl's form default, none at all) is read as JSON anyway. The
+  body is checked against JSON-RPC first (``agent_server/mcp_jsonrpc.py``): -32700, -32600, -32602.
+- Stateless by default. With ``AGENTGATE_MCP_SESSIONS`` an ``initialize`` from a client that accepts
+  SSE opens a session (``Mcp-Session-Id``): its requests, its ``GET`` stream (resumable with
+  ``Last-Event-ID``) and its ``DELETE`` go to the stateful manager; everything else stays stateless.
 - Host and Origin are checked here, before the SDK, so a refusal is a JSON-RPC error (421 or 403)
   rather than the SDK's plain text; the configured public host is always allowed.
-- GET returns the manifest as JSON instead of an idle event stream.
+- A GET without a session returns the manifest as JSON instead of an idle event stream.
 - Every response carries ``MCP-Version``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.routing import Match, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from agent_server.mcp import MCP_PROTOCOL_VERSION, RegistryMCPServer
+from agent_server.mcp_jsonrpc import Refusal, inspect
 from agent_server.settings import Settings
+from http_facade.routes.mcp_transport import SessionManager, as_event_stream, read_body
+
+if TYPE_CHECKING:
+    from http_facade.routes.mcp_fast import FastPathGate
 
 BOTH = b"application/json, text/event-stream"
 _VERSION_HEADER = (b"mcp-version", MCP_PROTOCOL_VERSION.encode())
 _JSON = b"application/json"
+SESSION_HEADER = b"mcp-session-id"
+VERSION_HEADER = b"mcp-protocol-version"
+
+
+class MCPRoute(Route):
+    """The endpoint's exact route, recording itself in ``scope["route"]`` as FastAPI's routes do: the
+    edge's metrics then name the request's series without matching it against every route again."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        match, child_scope = super().matches(scope)
+        if match is not Match.NONE:
+            child_scope["route"] = self
+        return match, child_scope
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
@@ -68,21 +93,35 @@ class HostGuard:
         return None
 
 
-def session_managers(
-    server: RegistryMCPServer, settings: Settings
-) -> dict[str, StreamableHTTPSessionManager]:
-    """Two stateless managers over one server: JSON answers and SSE answers."""
+class _Background:
+    """Runs the server's background work (event channel, session delivery, content watch) in the app's lifespan."""
+
+    def __init__(self, server: RegistryMCPServer) -> None:
+        self.server = server
+
+    @asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        async with self.server.background():
+            yield
+
+
+def session_managers(server: RegistryMCPServer, settings: Settings) -> dict[str, Any]:
+    """What the app runs for MCP: two stateless managers (JSON and SSE answers), the stateful one when
+    sessions are on, and the background work; each has ``run()``."""
     common: dict[str, Any] = {
-        "stateless": True,
         # Host/Origin are checked by HostGuard before the SDK sees the request (JSON-RPC refusals).
         "security_settings": TransportSecuritySettings(enable_dns_rebinding_protection=False),
         "max_request_body_size": settings.max_request_bytes,
     }
     lowlevel = server._lowlevel_server  # the SDK's documented seam for custom transports
-    return {
-        "json": StreamableHTTPSessionManager(app=lowlevel, json_response=True, **common),
-        "sse": StreamableHTTPSessionManager(app=lowlevel, json_response=False, **common),
+    managers: dict[str, Any] = {
+        "json": StreamableHTTPSessionManager(app=lowlevel, stateless=True, json_response=True, **common),
+        "sse": StreamableHTTPSessionManager(app=lowlevel, stateless=True, json_response=False, **common),
+        "background": _Background(server),
     }
+    if settings.mcp_sessions:
+        managers["sessions"] = SessionManager(server, settings, **common)
+    return managers
 
 
 class MCPEndpoint:
@@ -90,20 +129,31 @@ class MCPEndpoint:
 
     def __init__(
         self,
-        managers: dict[str, StreamableHTTPSessionManager],
+        managers: dict[str, Any],
         manifest: Callable[[], dict],
         guard: HostGuard | None = None,
+        fast_path: FastPathGate | None = None,
     ) -> None:
-        self.managers = managers
+        self.json: StreamableHTTPSessionManager = managers["json"]
+        self.sse: StreamableHTTPSessionManager = managers["sse"]
+        self.sessions: StreamableHTTPSessionManager | None = managers.get("sessions")
         self.manifest = manifest
         self.guard = guard
+        self.fast_path = fast_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]
-        if method in ("GET", "HEAD"):
+
+        async def send_with_version(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), _VERSION_HEADER]
+            await send(message)
+
+        in_session = self.sessions is not None and bool(_header(scope, SESSION_HEADER))
+        if method in ("GET", "HEAD") and not (in_session and method == "GET"):
             await self._json(send, 200, self.manifest(), head=method == "HEAD")
             return
-        if method != "POST":
+        if method not in ("GET", "POST", "DELETE") or (method == "DELETE" and not in_session):
             await self._rpc_error(
                 send, 405, -32600, f"{method} is not supported; POST JSON-RPC or GET the manifest."
             )
@@ -112,23 +162,47 @@ class MCPEndpoint:
         if refusal is not None:
             await self._rpc_error(send, refusal[0], -32600, refusal[1])
             return
+        if method != "POST":  # the session's SSE stream (GET) or its end (DELETE)
+            assert self.sessions is not None
+            await self.sessions.handle_request(scope, receive, send_with_version)
+            return
         accept = _header(scope, b"accept").lower()
-        sse_only = "text/event-stream" in accept and "application/json" not in accept and "*/*" not in accept
-        manager = self.managers["sse" if sse_only else "json"]
-        # The body is read as JSON whatever the client declared (the SDK insists on application/json).
-        headers = [(k, v) for k, v in scope["headers"] if k not in (b"accept", b"content-type")]
+        accepts_sse = "text/event-stream" in accept
+        sse_only = accepts_sse and "application/json" not in accept and "*/*" not in accept
+        if self.fast_path is not None and not sse_only:  # hot stateless JSON requests (routes/mcp_fast.py)
+            replay = await self.fast_path.try_answer(scope, receive, send_with_version)
+            if replay is None:
+                return
+            receive = replay
+        # What the fast path left (it takes only plain, valid requests) is checked before the SDK reads it.
+        body, receive = await read_body(receive)
+        inbound = inspect(body)
+        if isinstance(inbound, Refusal):
+            await self._json(send, inbound.status, inbound.body())
+            return
+        handshake = _header(scope, VERSION_HEADER) in ("", *HANDSHAKE_PROTOCOL_VERSIONS)
+        opens_session = inbound.method == "initialize" and accepts_sse and handshake
+        if self.sessions is not None and (in_session or opens_session):
+            manager = self.sessions
+        elif sse_only or (accepts_sse and inbound.wants_stream):
+            manager = self.sse
+        else:
+            manager = self.json
+        # The body is read as JSON whatever the client declared (the SDK insists on application/json);
+        # MCP's routing headers lose the whitespace around them (HTTP's OWS), which the SDK compares as is.
+        headers = [
+            (k, v.strip(b" \t") if k.startswith(b"mcp-") else v)
+            for k, v in scope["headers"]
+            if k not in (b"accept", b"content-type")
+        ]
         headers += [(b"accept", BOTH), (b"content-type", _JSON)]
-
-        async def send_with_version(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), _VERSION_HEADER]
-            await send(message)
-
-        await manager.handle_request({**scope, "headers": headers}, receive, send_with_version)
+        answer = as_event_stream(send_with_version) if sse_only else send_with_version
+        await manager.handle_request({**scope, "headers": headers}, receive, answer)
 
     async def _rpc_error(self, send: Send, status: int, code: int, message: str) -> None:
         body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-        extra = [(b"allow", b"GET, HEAD, POST")] if status == 405 else None
+        allowed = b"GET, HEAD, POST, DELETE" if self.sessions is not None else b"GET, HEAD, POST"
+        extra = [(b"allow", allowed)] if status == 405 else None
         await self._json(send, status, body, extra=extra)
 
     async def _json(

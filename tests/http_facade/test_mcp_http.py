@@ -151,7 +151,7 @@ async def test_invalid_arguments_give_an_error_result_naming_the_field(
 
 async def test_batch_array_is_refused_with_a_json_rpc_error(module_client: httpx.AsyncClient) -> None:
     response = await post(module_client, [LIST, LIST], JSON_HEADERS)
-    assert response.status_code == 400 and "error" in response.json()
+    assert response.status_code == 400 and response.json()["error"]["code"] == -32600
 
 
 # Discovery and methods

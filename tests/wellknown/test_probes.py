@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from agent_server.metrics import Metrics
 from agent_server.settings import Settings
+from http_facade import metrics as http_metrics
 from http_facade.app import create_app
 from http_facade.routes.probes import llm_check, probe
 from tests.conftest import BASE_URL, running
@@ -169,3 +170,20 @@ async def test_consultant_code_validation(tmp_path: Path) -> None:
         for query in ("", "?code=", "?code=%20"):
             missing = await c.get(f"/consultant-code/validate{query}")
             assert missing.status_code == 400 and missing.json()["error"]["param"] == "code"
+
+
+async def test_the_mcp_route_names_its_series_without_matching_again(
+    metered: tuple[FastAPI, httpx.AsyncClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP endpoint's raw route records itself in the scope, as FastAPI's routes do: no second scan."""
+    _, client = metered
+
+    def no_second_scan(*_: object) -> str:
+        raise AssertionError("the request was matched against the routes again")
+
+    monkeypatch.setattr(http_metrics, "_match", no_second_scan)
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    answered = await client.post("/api/mcp.php", json=ping, headers={"Accept": "application/json"})
+    assert answered.status_code == 200
+    doc = json_of(await client.get("/metrics/"))
+    assert any(r["route"] == "/api/mcp.php" and r["requests"] == 1 for r in doc["routes"]), doc["routes"]
