@@ -17,6 +17,7 @@ from agent_server.errors import Unavailable
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.byok import ProviderCredential, missing
 from agent_server.gateway.model_table import ModelTable
+from agent_server.llm.anthropic_native import upstream_class
 from agent_server.llm.config import UpstreamConfig
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.types import LLMBackend
@@ -64,7 +65,7 @@ class ByokClients:
 
     def _build(self, upstream: UpstreamConfig, secret: str) -> OpenAICompatBackend:
         settings = self._settings
-        return OpenAICompatBackend(
+        return upstream_class(upstream)(
             upstream.model_copy(update={"api_key": SecretStr(secret)}),
             connect_timeout=settings.llm_connect_timeout_seconds,
             read_timeout=settings.llm_read_timeout_seconds,

@@ -18,8 +18,9 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 
 from agent_server.errors import AgentError, AuthFailed
+from agent_server.gateway.output_limits import check_output_tokens
 from agent_server.gateway.service import Caller, Gateway
-from agent_server.llm.adapter import relay_of
+from agent_server.llm.messages_bridge import relay_for
 from agent_server.llm.tokens import estimate
 from agent_server.llm.types import Answer, Call, Chunk, Usage
 
@@ -62,7 +63,8 @@ class Exchange:
         try:
             gateway = self.gateway
             gateway.entitle(self.caller, call.model, stream=call.stream, feature=feature)
-            llm = relay_of(gateway.llm_for(self.caller.principal, call.model))
+            check_output_tokens(gateway.models, call)  # max_tokens within the model's window
+            llm = relay_for(gateway.llm_for(self.caller.principal, call.model), call)
             self.backend = llm.name
             if call.stream:
                 chunks = llm.relay_stream(call)

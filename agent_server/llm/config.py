@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
@@ -80,6 +80,10 @@ class UpstreamConfig(BaseModel):
     # given as objects, and the provider whose key a tenant stores for this upstream's BYOK models.
     declared: dict[str, DeclaredModel] = Field(default_factory=dict)
     provider: str | None = Field(default=None, min_length=1, max_length=100, pattern=r"^[a-z0-9_.\-]+$")
+    # The wire dialect (issue 14, docs/gateway.md "The Anthropic Messages API"): an "openai"
+    # upstream serves chat completions and the other OpenAI endpoints, and /v1/messages reaches it
+    # translated; an "anthropic" one serves the Messages API only, and /v1/messages passes to it as sent.
+    dialect: Literal["openai", "anthropic"] = "openai"
 
     @model_validator(mode="before")
     @classmethod

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from agent_server.llm.anthropic_native import ANTHROPIC_VERSION
 from agent_server.llm.config import MOCK_BACKEND, UpstreamConfig
 from agent_server.llm.transport import TransportKind, upstream_transport
 from agent_server.settings import Settings
@@ -176,7 +177,9 @@ def _target(config: UpstreamConfig, kind: TransportKind) -> _Target:
         (b"User-Agent", b"agentgate"),
     ]
     secret = config.api_key.get_secret_value()
-    if secret:
+    if secret and config.dialect == "anthropic":  # keyed as the Messages API is (anthropic_native.py)
+        headers += [(b"x-api-key", secret.encode()), (b"anthropic-version", ANTHROPIC_VERSION.encode())]
+    elif secret:
         headers.append((b"Authorization", f"Bearer {secret}".encode()))
     transport = upstream_transport(config, kind, 1)
     return _Target(httpx.URL(f"{config.base_url}/models"), headers, transport, bool(secret))

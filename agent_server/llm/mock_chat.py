@@ -104,6 +104,7 @@ def chat_answer(call: Call) -> tuple[dict[str, Any], Usage]:
                 "message": message,
                 "logprobs": _logprobs(call, reply.pieces if reply.content else None) if logprobs else None,
                 "finish_reason": finish,
+                **({"stop_reason": reply.stop} if reply.stop else {}),
             }
         )
     data = {
@@ -126,8 +127,12 @@ def chat_chunks(call: Call) -> list[Chunk]:
     cid, legacy, logprobs = completion_id(), _legacy(call), call.body.get("logprobs") is True
     out: list[Chunk] = []
 
-    def emit(index: int, delta: dict[str, Any], finish: str | None = None, text: str = "") -> None:
+    def emit(
+        index: int, delta: dict[str, Any], finish: str | None = None, text: str = "", stop: str | None = None
+    ) -> None:
         choice = {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}
+        if stop:
+            choice["stop_reason"] = stop
         if logprobs and text:
             choice["logprobs"] = _logprobs(call, [text])
         data = {**chunk_dict(cid, call.created, call.model, [choice]), "system_fingerprint": FINGERPRINT}
@@ -142,7 +147,7 @@ def chat_chunks(call: Call) -> list[Chunk]:
             emit(index, _call_delta(reply.call, legacy, first=True))
             for piece in reply.pieces:
                 emit(index, _call_delta({"arguments": piece}, legacy, first=False))
-        emit(index, {}, "function_call" if legacy and reply.call else reply.finish)
+        emit(index, {}, "function_call" if legacy and reply.call else reply.finish, stop=reply.stop)
     data = {**chunk_dict(cid, call.created, call.model, []), "usage": usage_object(usage)}
     out.append(Chunk(sse(to_json(data)) if call.include_usage else b"", data, usage))
     return out

@@ -48,6 +48,7 @@ class Reply:
     content: str | None  # None when the reply is a tool call
     call: dict[str, str] | None  # {"id", "name", "arguments"}
     finish: str  # stop, length or tool_calls
+    stop: str | None = None  # the stop sequence that cut the text (named as vLLM does: stop_reason)
 
     @property
     def pieces(self) -> list[str]:
@@ -74,7 +75,7 @@ def answer(ask: Ask, index: int = 0) -> Reply:
     text = _text(ask, index)
     for stop in ask.stop:
         if stop and stop in text:
-            return Reply(text[: text.index(stop)], None, "stop")
+            return Reply(text[: text.index(stop)], None, "stop", stop)
     if ask.limit is not None:
         text = truncate(text, ask.limit)
         if count_tokens(text) >= ask.limit:

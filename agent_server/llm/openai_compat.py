@@ -48,6 +48,8 @@ from agent_server.llm.types import (
     Delta,
 )
 from agent_server.llm.wire import ModelRewriter
+from agent_server.request_context import REQUEST_ID
+from agent_server.upstream_telemetry import observed_relay, observed_stream
 
 log = logging.getLogger("agentgate.llm")
 TransportKind = Literal["pooled", "httpx"]
@@ -131,10 +133,15 @@ class OpenAICompatBackend:
         return text.replace(self._secret, "[redacted]") if self._secret else text
 
     async def _open(self, endpoint: str, content: bytes) -> Exchange | HttpxExchange:
+        request_id = REQUEST_ID.get()  # the client's request, named in the upstream's logs too
         if type(self._transport) is PooledTransport:
-            data = self._heads[endpoint] + b"%d\r\n\r\n" % len(content) + content
+            head = self._heads[endpoint] + b"%d\r\n" % len(content)
+            if request_id is not None:
+                head += b"X-Request-Id: %s\r\n" % request_id.encode()
+            data = head + b"\r\n" + content
             return await self._transport.exchange(self._origin, data, self._timeouts)  # decodes gzip itself
-        request = httpx.Request("POST", self._urls[endpoint], headers=self._headers, content=content)
+        headers = self._headers if request_id is None else {**self._headers, "X-Request-Id": request_id}
+        request = httpx.Request("POST", self._urls[endpoint], headers=headers, content=content)
         request.extensions = self._extensions
         return HttpxExchange(await self._transport.handle_async_request(request))
 
@@ -179,6 +186,7 @@ class OpenAICompatBackend:
             )
         return status_error(self.name, status, detail, response.header(b"retry-after"), endpoint)
 
+    @observed_relay  # the upstream histogram; a GenAI span with traces on
     async def relay(self, call: Call) -> Answer:
         response = await self._send(call.endpoint, self._body(call))
         try:
@@ -203,6 +211,7 @@ class OpenAICompatBackend:
             raise UpstreamFailed(f"upstream {self.name} sent an unreadable answer") from None
         return Answer(body, data, usage)
 
+    @observed_stream
     async def relay_stream(self, call: Call) -> AsyncIterator[list[Chunk]]:
         response = await self._send(call.endpoint, self._body(call))
         state, reader = RelayState(self.name, call), EventReader()

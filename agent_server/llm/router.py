@@ -19,10 +19,10 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from agent_server.clock import Clock
 from agent_server.errors import ModelNotFound, TimedOut, Unavailable, UpstreamFailed
-from agent_server.llm.adapter import relay_of
+from agent_server.llm.anthropic_native import upstream_class
 from agent_server.llm.config import MOCK_BACKEND, RouteEntry
+from agent_server.llm.messages_bridge import relay_for
 from agent_server.llm.mock import MockBackend
-from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.routing import RoutingTable, seed_routes
 from agent_server.llm.store import ensure_seeded, read_revision, read_table
 from agent_server.llm.types import Answer, Call, ChatRequest, Chunk, Completion, Delta, LLMBackend
@@ -39,6 +39,7 @@ T = TypeVar("T")
 
 class Router:
     name = "router"
+    serves_messages = True  # each backend of a route gets a Messages call its own way (relay_for)
 
     def __init__(
         self,
@@ -149,10 +150,10 @@ class Router:
         return self._fall_back(request.model, lambda backend: backend.stream(request))
 
     async def relay(self, call: Call) -> Answer:
-        return await _first_answer(await self._order(call.model), lambda b: relay_of(b).relay(call))
+        return await _first_answer(await self._order(call.model), lambda b: relay_for(b, call).relay(call))
 
     def relay_stream(self, call: Call) -> AsyncIterator[Chunk]:
-        return self._fall_back(call.model, lambda backend: relay_of(backend).relay_stream(call))
+        return self._fall_back(call.model, lambda backend: relay_for(backend, call).relay_stream(call))
 
     async def _fall_back(
         self, model: str, open_stream: Callable[[LLMBackend], AsyncIterator[T]]
@@ -197,12 +198,12 @@ async def _first_answer(order: list[LLMBackend], ask: Callable[[LLMBackend], Awa
 def build_router(
     settings: Settings, db: Database | None, clock: Clock, catalogue: Callable[[], Iterable[tuple[str, str]]]
 ) -> Router:
-    """The mock plus one OpenAICompatBackend (one pooled client) per configured upstream."""
+    """The mock plus one backend (one pooled client) per configured upstream, of its dialect."""
     backends: dict[str, LLMBackend] = {MOCK_BACKEND: MockBackend()}
     for upstream in settings.upstreams:
         if upstream.name in backends:
             raise ValueError(f"AGENTGATE_UPSTREAMS: the name {upstream.name!r} is used twice")
-        backends[upstream.name] = OpenAICompatBackend(
+        backends[upstream.name] = upstream_class(upstream)(
             upstream,
             connect_timeout=settings.llm_connect_timeout_seconds,
             read_timeout=settings.llm_read_timeout_seconds,
