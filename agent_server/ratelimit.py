@@ -1,18 +1,28 @@
-"""Fixed-window limits over ``KV.incr``: exact under concurrency (one atomic increment per hit).
+"""The one rate limiter of the service (API keys, the public site, sign-ins): GCRA, exact across
+processes.
 
-A window is aligned to the clock (``floor(now / window)``), so every process sharing the KV agrees on
-it and the key of the next window is a fresh key. The first ``limit`` hits of a window pass, every
-later hit is refused until the window ends; a refused hit still counts, so hammering does not help.
+GCRA (the generic cell rate algorithm) keeps one number per subject, the theoretical arrival time
+(TAT): when the subject's allowance is full again. A limit of ``limit`` per ``window`` seconds
+spends an interval ``T = window / limit`` per unit; a request of ``cost`` units passes when
+``max(TAT, now) + cost * T - now <= limit * T``, and then moves TAT there. So a burst gets at
+most ``limit`` units at once and then one more every ``T``: never the ``2 * limit`` that a fixed
+window lets through across its boundary. Refused requests do not move TAT, so a client that
+keeps retrying gets the next unit as soon as it is due, and no later.
 
-Headers follow the public-site spec (section 8): ``RateLimit-Limit: <n>;w=<s>`` (draft -01..-07
-form), ``RateLimit-Remaining``, ``RateLimit-Reset`` (seconds), ``RateLimit-Policy`` in the current
-structured-field form (``"<name>";q=<n>;w=<s>``) and ``Retry-After`` on 429.
+Times are integer microseconds of the service clock (exact in the doubles of Redis's Lua, and
+ManualClock moves them in tests). With Redis the read-modify-write is one Lua script, atomic
+across every process and host (hosts agree on time through NTP: a skew of ``d`` seconds shifts at
+most ``d / T`` units). Without Redis the same arithmetic runs on a table in the process, shared
+by every limiter over the same in-process KV.
 
-When the shared store (Redis) fails, a policy decides (docs/operations.md): ``fail_open`` policies
-count in a per-process fallback (the limit then holds per process) and answer with
-``X-RateLimit-Degraded: 1``, as the gateway's per-key limits do; the others (the chat proxy and
-the site's model budget, which spend model tokens for anonymous callers) refuse with 503 and
-``Retry-After: 5``. RedisKV's breaker makes either answer immediate during an outage.
+When the shared store fails, the policy decides (docs/operations.md): ``fail_open`` policies count
+in a per-process table (the limit then holds per process) and say so (``degraded``); the others
+(the chat proxy and the site's model budget, which spend model tokens for anonymous callers)
+refuse with 503 and ``Retry-After: 5``. RedisKV's breaker makes either answer immediate.
+
+Headers of the public site (spec 8): ``RateLimit-Limit: <n>;w=<s>``, ``RateLimit-Remaining``,
+``RateLimit-Reset`` (seconds until the whole allowance is back), ``RateLimit-Policy``
+(``"<name>";q=<n>;w=<s>``) and ``Retry-After`` on 429 (seconds until the next request passes).
 """
 
 from __future__ import annotations
@@ -20,18 +30,90 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
+from weakref import WeakKeyDictionary
 
 from agent_server.clock import Clock
 from agent_server.errors import RateLimited, Unavailable
-from agent_server.storage.kv import KV, KVUnavailable, MemoryKV
+from agent_server.storage.kv import KV, KVUnavailable, RedisKV
 
 log = logging.getLogger("agentgate.ratelimit")
+MICROS = 1_000_000
+SWEEP_SECONDS = 10.0  # how often an in-process table drops subjects whose allowance is full again
+
+# KEYS[1]: the subject's TAT. ARGV: now, interval, capacity (limit * interval), cost, force; all
+# integer microseconds except cost. Returns {passes, TAT after the call - now}. A refused request
+# (and a peek, cost 0) writes nothing; ``force`` counts even past the limit (tokens already spent).
+GCRA_SCRIPT = """
+local now = tonumber(ARGV[1])
+local interval = tonumber(ARGV[2])
+local capacity = tonumber(ARGV[3])
+local cost = tonumber(ARGV[4])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local next_tat = tat + cost * interval
+local passes = next_tat - now <= capacity
+if cost > 0 and (passes or ARGV[5] == '1') then
+  redis.call('SET', KEYS[1], string.format('%d', next_tat), 'PX', math.floor((next_tat - now) / 1000) + 1)
+  tat = next_tat
+end
+return {passes and 1 or 0, tat - now}
+"""
+
+
+class Decision(NamedTuple):  # a tuple: one is built per request on the gateway's hot path
+    allowed: bool
+    remaining: int  # units that would still pass right now
+    reset_after: float  # seconds until the whole allowance is back
+    retry_after: float  # seconds until this request would pass (0 when it did)
+    degraded: bool  # counted per process: the shared store failed
+
+
+def _decide(passes: int, ahead: int, interval: int, limit: int, cost: int, degraded: bool) -> Decision:
+    capacity = limit * interval
+    remaining = max(0, min(limit, (capacity - ahead) // interval))
+    wait = 0.0 if passes else (ahead + cost * interval - capacity) / MICROS
+    return Decision(bool(passes), remaining, ahead / MICROS, wait, degraded)
+
+
+class MemoryTable:
+    """TATs of one process. Single event loop, so each update is atomic without locks."""
+
+    def __init__(self) -> None:
+        self.tats: dict[str, int] = {}
+        self._next_sweep = 0
+
+    def update(
+        self, key: str, now: int, interval: int, capacity: int, cost: int, force: bool
+    ) -> tuple[int, int]:
+        if now >= self._next_sweep:  # amortised: subjects seen once must not stay for ever
+            self._next_sweep = now + int(SWEEP_SECONDS * MICROS)
+            self.tats = {k: tat for k, tat in self.tats.items() if tat > now}
+        tat = self.tats.get(key, now)
+        if tat < now:
+            tat = now
+        next_tat = tat + cost * interval
+        passes = next_tat - now <= capacity
+        if cost and (passes or force):
+            self.tats[key] = tat = next_tat
+        return passes, tat - now
+
+
+# One table per in-process KV: limiters built over the same KV share their subjects, as they
+# would share them in Redis.
+_TABLES: WeakKeyDictionary[Any, MemoryTable] = WeakKeyDictionary()
+
+
+def _table_of(kv: KV) -> MemoryTable:
+    table = _TABLES.get(kv)
+    if table is None:
+        table = _TABLES[kv] = MemoryTable()
+    return table
 
 
 @dataclass(frozen=True)
 class Policy:
-    """``limit`` hits (or units, e.g. tokens) per ``window`` seconds for each subject."""
+    """``limit`` requests (or units, e.g. tokens) per ``window`` seconds for each subject."""
 
     name: str
     limit: int
@@ -41,18 +123,28 @@ class Policy:
 
 @dataclass(frozen=True)
 class Usage:
+    """A policy's decision for one subject, with the public site's headers."""
+
     policy: Policy
-    used: int
-    reset: int  # seconds until the window ends
-    degraded: bool = False  # counted per process: the shared store failed
+    decision: Decision
 
     @property
     def allowed(self) -> bool:
-        return self.used <= self.policy.limit
+        return self.decision.allowed
 
     @property
     def remaining(self) -> int:
-        return max(0, self.policy.limit - self.used)
+        return self.decision.remaining
+
+    @property
+    def reset(self) -> int:
+        """Whole seconds until the whole allowance is back."""
+        return math.ceil(self.decision.reset_after)
+
+    @property
+    def retry_after(self) -> int:
+        """Whole seconds until a refused request would pass (at least 1)."""
+        return max(1, math.ceil(self.decision.retry_after))
 
     def headers(self) -> dict[str, str]:
         p = self.policy
@@ -63,68 +155,89 @@ class Usage:
             "RateLimit-Policy": f'"{p.name}";q={p.limit};w={p.window}',
         }
         if not self.allowed:
-            headers["Retry-After"] = str(self.reset)
-        if self.degraded:
+            headers["Retry-After"] = str(self.retry_after)
+        if self.decision.degraded:
             headers["X-RateLimit-Degraded"] = "1"
         return headers
 
 
 class Limiter:
-    """Counts hits per (policy, subject) in clock-aligned fixed windows."""
+    """GCRA per (policy, subject) on the shared KV: Redis when configured, else this process."""
 
     def __init__(self, kv: KV, clock: Clock, prefix: str = "rl") -> None:
-        self.kv, self.clock, self.prefix = kv, clock, prefix
-        self._fallback = MemoryKV(clock)  # per-process counts while the shared store is down
+        self.clock, self.prefix = clock, prefix
+        self._redis = kv if isinstance(kv, RedisKV) else None
+        self._script = self._redis.client.register_script(GCRA_SCRIPT) if self._redis else None
+        self._table = None if self._redis else _table_of(kv)
+        self._fallback = MemoryTable()  # per-process counts while the shared store is down
 
-    def _window(self, policy: Policy) -> tuple[str, int]:
-        now = self.clock.now()
-        index = math.floor(now / policy.window)
-        reset = max(1, math.ceil((index + 1) * policy.window - now))
-        return f"{self.prefix}:{policy.name}:{index}", reset
+    async def acquire(
+        self,
+        key: str,
+        limit: int,
+        window: float,
+        cost: int = 1,
+        *,
+        fail_open: bool = False,
+        force: bool = False,
+    ) -> Decision:
+        """Take ``cost`` units of ``key``'s allowance of ``limit`` per ``window`` seconds, if they fit
+        (or anyway, with ``force``); ``cost=0`` only looks. Raises Unavailable (503) when the
+        shared store is down and the policy is not ``fail_open``."""
+        now = int(self.clock.now() * MICROS)
+        interval = max(1, int(window * MICROS) // max(1, limit))
+        capacity = limit * interval
+        if self._table is not None:
+            passes, ahead = self._table.update(key, now, interval, capacity, cost, force)
+            return _decide(passes, ahead, interval, limit, cost, False)
+        try:
+            passes, ahead = await self._redis.guarded(  # type: ignore[union-attr]
+                self._script(  # type: ignore[misc]
+                    keys=[self._redis.prefix + key],  # type: ignore[union-attr]
+                    args=[now, interval, capacity, cost, int(force)],
+                )
+            )
+        except Exception as exc:  # the store's own errors: connection, timeout, breaker open
+            if not fail_open:
+                raise self._store_down(exc) from None
+            passes, ahead = self._fallback.update(key, now, interval, capacity, cost, force)
+            return _decide(passes, ahead, interval, limit, cost, True)
+        return _decide(int(passes), int(ahead), interval, limit, cost, False)
 
     async def hit(self, policy: Policy, subject: str, cost: int = 1) -> Usage:
-        """Count ``cost`` units now; the result says whether this hit fits in the window."""
-        window, reset = self._window(policy)
-        key = f"{window}:{subject}"
-        try:
-            # The TTL only cleans up: the window index in the key decides which window counts.
-            used, _ = await self.kv.incr(key, cost, ttl=policy.window + 1)
-        except Exception as exc:
-            if not policy.fail_open:
-                raise self._store_down(exc) from None
-            used, _ = await self._fallback.incr(key, cost, ttl=policy.window + 1)
-            return Usage(policy, used, reset, degraded=True)
-        return Usage(policy, used, reset)
+        """Take ``cost`` units now if they fit; the result says whether they did."""
+        return Usage(policy, await self._policy(policy, subject, cost))
+
+    async def spend(self, policy: Policy, subject: str, cost: int) -> Usage:
+        """Count ``cost`` units even past the limit: what was already consumed (model tokens)."""
+        return Usage(policy, await self._policy(policy, subject, cost, force=True))
 
     async def peek(self, policy: Policy, subject: str) -> Usage:
-        """The current count without adding to it."""
-        window, reset = self._window(policy)
-        try:
-            raw = await self.kv.get(f"{window}:{subject}")
-        except Exception as exc:
-            if not policy.fail_open:
-                raise self._store_down(exc) from None
-            raw = await self._fallback.get(f"{window}:{subject}")
-            return Usage(policy, int(raw or 0), reset, degraded=True)
-        return Usage(policy, int(raw or 0), reset)
-
-    @staticmethod
-    def _store_down(exc: Exception) -> Unavailable:
-        # Fail closed: anonymous model spend is not admitted when its limits cannot be counted.
-        # RedisKV logs an outage once when its breaker opens; one line per request would flood.
-        level = logging.DEBUG if isinstance(exc, KVUnavailable) else logging.WARNING
-        log.log(level, "rate-limit store unavailable: %s", type(exc).__name__)
-        return Unavailable("The rate-limit store is unavailable; please retry shortly.", retry_after=5)
+        """The subject's allowance now, without taking any of it."""
+        return Usage(policy, await self._policy(policy, subject, 0))
 
     async def enforce(self, policy: Policy, subject: str, **extra: Any) -> Usage:
-        """Count a hit and raise 429 (with headers and ``extra`` in the envelope) when over the limit."""
+        """Take one unit, or raise 429 (with headers and ``extra`` in the envelope)."""
         usage = await self.hit(policy, subject)
         if not usage.allowed:
             raise RateLimited(
                 f"Rate limit of {policy.limit} requests per {policy.window} s exceeded; "
-                f"retry in {usage.reset} s.",
-                retry_after=usage.reset,
+                f"retry in {usage.retry_after} s.",
+                retry_after=usage.retry_after,
                 headers=usage.headers(),
                 extra=extra,
             )
         return usage
+
+    async def _policy(self, policy: Policy, subject: str, cost: int, force: bool = False) -> Decision:
+        key = f"{self.prefix}:{policy.name}:{subject}"
+        return await self.acquire(
+            key, policy.limit, policy.window, cost, fail_open=policy.fail_open, force=force
+        )
+
+    @staticmethod
+    def _store_down(exc: Exception) -> Unavailable:
+        # RedisKV logs an outage once when its breaker opens; one line per request would flood.
+        level = logging.DEBUG if isinstance(exc, KVUnavailable) else logging.WARNING
+        log.log(level, "rate-limit store unavailable: %s", type(exc).__name__)
+        return Unavailable("The rate-limit store is unavailable; please retry shortly.", retry_after=5)

@@ -34,7 +34,7 @@ def verified_event(
 
     try:
         WebhookSignature.verify_header(payload, signature, secret, tolerance=None)
-    except SignatureVerificationError:
+    except (SignatureVerificationError, UnicodeDecodeError):  # the SDK decodes the body as UTF-8
         raise ValidationFailed(
             f"The {SIGNATURE_HEADER} header is missing or does not match the body.",
             code="invalid_signature",

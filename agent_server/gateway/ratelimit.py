@@ -1,36 +1,35 @@
-"""Per-key fixed-window rate limits: one atomic ``KV.incr`` per request.
+"""Per-key plan limits on /v1: the service's one limiter (``agent_server/ratelimit.py``, GCRA) with
+the gateway's ``X-RateLimit-*`` headers.
 
-The counter lives in the KV (Redis when configured), so every process and host shares it and the
-count is exact under any concurrency: INCR returns the caller's own position in the window, with no
-read-then-write race. Windows are aligned to the service clock (``floor(now / window)``), so all
-processes agree on boundaries within their clock skew and tests move a ManualClock instead of
-sleeping. The KV entry is named by the window index, so it is right whatever the KV's own clock.
+A key of ``limit`` requests per window gets at most ``limit`` at once and then one more every
+``window / limit`` seconds: 200 concurrent requests on a 60/min key pass 60, and a burst just
+before a minute boundary plus one just after pass 60 plus what the refill allowed in between,
+never 120 (the fixed window this replaced let both through). The count lives in Redis when
+configured (one Lua script per request, exact across processes), else in this process.
 
-When the shared KV fails, paying traffic keeps flowing (reliability-security.md 4.1, "fail open,
-degraded"): the request is counted in a per-process fallback instead, so the limit still holds per
-process, and the response says ``X-RateLimit-Degraded: 1``. After ``BREAKER_FAILURES`` failures in a
-row the shared KV is skipped for ``BREAKER_SECONDS``, so an outage costs no timeout per request.
+When Redis fails, paying traffic keeps flowing (reliability-security.md 4.1, "fail open,
+degraded"): the request is counted per process instead, so the limit still holds per process, and
+the response says ``X-RateLimit-Degraded: 1``. RedisKV's breaker skips a failing Redis for a few
+seconds, so an outage costs no timeout per request.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 from typing import NamedTuple
 
 from agent_server.clock import Clock
 from agent_server.errors import RateLimited
-from agent_server.storage.kv import KV, MemoryKV
+from agent_server.ratelimit import Limiter
+from agent_server.storage.kv import KV
 
-log = logging.getLogger("agentgate.ratelimit")
-BREAKER_FAILURES = 3
-BREAKER_SECONDS = 5.0
+KEY_PREFIX = "rl:key:"  # + the key id
 
 
 class RateState(NamedTuple):  # a tuple, not a frozen dataclass: built on every request, so cheap
     limit: int
     remaining: int
-    reset: int  # Unix time the window ends
+    reset: int  # Unix time the key's whole allowance is back
     degraded: bool = False
 
     def headers(self) -> dict[str, str]:
@@ -46,39 +45,15 @@ class RateState(NamedTuple):  # a tuple, not a frozen dataclass: built on every 
 
 class RateLimiter:
     def __init__(self, kv: KV, clock: Clock, window: float) -> None:
-        self._kv, self._clock, self.window = kv, clock, window
-        self._fallback = MemoryKV(clock)
-        self._failures = 0
-        self._skip_until = 0.0
+        self._limiter, self._clock, self.window = Limiter(kv, clock), clock, window
 
     async def hit(self, subject: str, limit: int) -> RateState:
         """Count one request of ``subject``; raises RateLimited (with headers) past ``limit``."""
+        decision = await self._limiter.acquire(KEY_PREFIX + subject, limit, self.window, fail_open=True)
         now = self._clock.now()
-        index = int(now // self.window)
-        window_end = (index + 1) * self.window
-        name = f"rl:{subject}:{index}"
-        ttl = window_end - now + 1.0  # the TTL only cleans up: an entry outlives its window by 1 s
-        kv, degraded = self._kv, now < self._skip_until
-        if degraded:
-            kv = self._fallback
-        try:
-            count, _ = await kv.incr(name, ttl=ttl)
-        except Exception as exc:  # the shared store's own errors (connection, timeout, ...)
-            if degraded:
-                raise  # the in-process fallback itself failed: a bug, not an outage
-            self._trip(now, exc)
-            kv, degraded = self._fallback, True
-            count, _ = await kv.incr(name, ttl=ttl)
-        else:
-            if not degraded:
-                self._failures = 0
-        if count == 1:
-            # First hit of a new window: drop the previous window's counter now, so an in-memory
-            # KV (which expires lazily, on access) holds one counter per key, not one per minute.
-            await self._forget(kv, f"rl:{subject}:{index - 1}")
-        state = RateState(limit, max(0, limit - count), math.ceil(window_end), degraded)
-        if count > limit:
-            retry_after = max(1, math.ceil(window_end - now))
+        state = RateState(limit, decision.remaining, math.ceil(now + decision.reset_after), decision.degraded)
+        if not decision.allowed:
+            retry_after = max(1, math.ceil(decision.retry_after))
             raise RateLimited(
                 f"Rate limit of {limit} requests per {self.window:g} s reached for this API key; "
                 f"retry after {retry_after} s.",
@@ -86,21 +61,3 @@ class RateLimiter:
                 headers=state.headers(),
             )
         return state
-
-    def _trip(self, now: float, exc: Exception) -> None:
-        self._failures += 1
-        if self._failures >= BREAKER_FAILURES:
-            self._failures = 0
-            self._skip_until = now + BREAKER_SECONDS
-            log.warning(
-                "rate-limit store failing (%s); counting per process for %.0f s",
-                type(exc).__name__,
-                BREAKER_SECONDS,
-            )
-
-    @staticmethod
-    async def _forget(kv: KV, name: str) -> None:
-        try:
-            await kv.delete(name)
-        except Exception:  # housekeeping only; the entry's TTL removes it anyway
-            log.debug("could not delete %s", name)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.sso.enforcement import is_enforced
-from agent_server.errors import AuthFailed, PermissionDenied, QuotaExceeded, RateLimited
+from agent_server.errors import AuthFailed, PermissionDenied, QuotaExceeded
 from agent_server.gateway import model_access
 from agent_server.gateway import repository as repo
 from agent_server.gateway.auth import KeyAuthenticator, KeyPrincipal
@@ -21,6 +21,7 @@ from agent_server.gateway.byok import ByokVault, missing
 from agent_server.gateway.byok_llm import ByokClients
 from agent_server.gateway.key_admin import KeyAdmin
 from agent_server.gateway.key_settings import KeyOptions
+from agent_server.gateway.login_throttle import LoginThrottle
 from agent_server.gateway.model_table import ModelTable
 from agent_server.gateway.passwords import hash_password, needs_rehash, verify_password
 from agent_server.gateway.plans import PlanCatalog, seed_plans
@@ -29,6 +30,7 @@ from agent_server.gateway.ratelimit import RateLimiter
 from agent_server.gateway.tables import ApiKey, User
 from agent_server.gateway.tokens import AdminClaims, TokenService, bearer_challenge, signing_secret
 from agent_server.gateway.usage import UsageRow, UsageWriter
+from agent_server.instruments import INSTRUMENTS
 from agent_server.llm.types import LLMBackend
 from agent_server.services import Services
 from agent_server.storage.kv import RedisKV
@@ -36,10 +38,7 @@ from agent_server.tasks import stop_tasks
 from agent_server.versions import CURRENT_VERSION
 
 log = logging.getLogger("agentgate.gateway")
-T = TypeVar("T")
 ADMIN_PERMISSIONS = frozenset({"tenant:admin", "platform:admin"})
-LOGIN_FAILURES = 10  # per e-mail address and window, then 429
-LOGIN_WINDOW = 900.0
 METERED_SCOPES = frozenset({"chat", "embeddings"})  # the scopes whose requests spend a budget
 
 
@@ -199,6 +198,7 @@ class Gateway:
         """Queue the request's usage row with its cost, and count it against the key's budget;
         ``api_version`` is the version the client pinned, if any. Sandbox keys are never charged."""
         principal = caller.principal
+        INSTRUMENTS.count_tokens(model, prompt_tokens, completion_tokens)  # the Prometheus token counter
         cost, currency = 0, None
         if principal.environment == "live":
             price = self.models.prices.get(model)
@@ -230,19 +230,19 @@ class Gateway:
 
     # -- administration --------------------------------------------------------------------------
 
-    async def login(self, email: str, password: str) -> SignedIn:
-        """A session for e-mail and password. Every failure looks the same and costs one argon2 verify."""
-        counter = f"login-fail:{email.strip().lower()}"
-        failures = await self._kv_call(self.services.kv.get(counter))
-        if failures is not None and int(failures) >= LOGIN_FAILURES:
-            raise RateLimited("Too many failed logins; try again later.", retry_after=int(LOGIN_WINDOW))
+    async def login(self, email: str, password: str, *, client: str | None = None) -> SignedIn:
+        """A session for e-mail and password. Every failure looks the same and costs one argon2
+        verify; failures slow down further attempts of that address and account (login_throttle.py),
+        never a correct password from another address."""
+        throttle = LoginThrottle(self.services.kv, self.clock)
+        attempt = await throttle.admit(email, client)
         user = await repo.find_user(self.db, email)
         if not await verify_password(user.password_hash if user else None, password) or user is None:
-            await self._kv_call(self.services.kv.incr(counter, ttl=LOGIN_WINDOW))
+            await throttle.failed(attempt)
             raise AuthFailed(
                 "Wrong e-mail or password.", code="invalid_credentials", headers=self.tokens.challenge
             )
-        await self._kv_call(self.services.kv.delete(counter))
+        await throttle.succeeded(attempt)
         assert user.password_hash is not None  # verify_password is False without a stored hash
         await self.refuse_if_sso_enforced(user)
         if needs_rehash(user.password_hash):
@@ -264,15 +264,6 @@ class Gateway:
             "(POST /sso/discover with your e-mail address).",
             code="sso_required",
         )
-
-    @staticmethod
-    async def _kv_call(call: Awaitable[T]) -> T | None:
-        """The login throttle's KV call; if the KV is down, logins still work (passwords are checked)."""
-        try:
-            return await call
-        except Exception:
-            log.warning("login throttle unavailable: the KV failed", exc_info=True)
-            return None
 
     async def authenticate_user(self, token: str | None) -> AdminClaims:
         """The claims of a live session (valid JWT, not signed out since), whatever the permissions."""

@@ -1,8 +1,10 @@
-"""Admin access tokens: JWT, HS256 only, with checked typ, iss, aud, exp, iat and sub (RFC 8725).
+"""Admin access tokens: JWT, HS256 only, with checked typ, iss, aud, exp, nbf, iat and sub (RFC 8725).
 
 The algorithm is pinned (never read from the token), so ``alg: none`` and algorithm confusion fail.
 Time checks use the service clock instead of PyJWT's wall clock, so tests move time instead of
 sleeping; PyJWT still verifies the signature, iss, aud and the presence of every required claim.
+Every time claim is an integer and gets the same small leeway (30 s, RFC 7519's "few minutes" at
+most): a token not valid yet (``nbf`` or ``iat`` in the future) is refused like a forged one.
 """
 
 from __future__ import annotations
@@ -90,8 +92,8 @@ class TokenService:
         except jwt.InvalidTokenError:
             raise self.invalid("The access token is invalid.") from None
         exp, iat, tenant, permissions = (claims.get(k) for k in ("exp", "iat", "tenant", "permissions"))
-        version = claims.get("ver", 0)
-        if not (isinstance(exp, int) and isinstance(iat, int) and isinstance(tenant, str)):
+        not_before, version = claims.get("nbf", iat), claims.get("ver", 0)
+        if not (_is_time(exp) and _is_time(iat) and _is_time(not_before) and isinstance(tenant, str)):
             raise self.invalid("The access token is invalid.")
         if not isinstance(version, int) or isinstance(version, bool):
             raise self.invalid("The access token is invalid.")
@@ -102,9 +104,14 @@ class TokenService:
             raise ExpiredToken(
                 "The access token expired; log in again at /admin/auth/login.", headers=self.challenge
             )
-        if iat > now + LEEWAY_SECONDS:
+        if iat > now + LEEWAY_SECONDS or not_before > now + LEEWAY_SECONDS:
             raise self.invalid("The access token is not valid yet.")
         return AdminClaims(str(claims["sub"]), tenant, frozenset(permissions), version, iat)
 
     def invalid(self, message: str) -> AuthFailed:
         return AuthFailed(message, code="invalid_token", headers=self.challenge)
+
+
+def _is_time(value: object) -> bool:
+    """A NumericDate as we issue it: an integer (a boolean is an int to Python, not a time)."""
+    return isinstance(value, int) and not isinstance(value, bool)

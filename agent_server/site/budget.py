@@ -48,7 +48,7 @@ class SiteLLM:
 
     async def record(self, usage: Usage | None) -> None:
         if usage is not None and usage.total_tokens > 0:
-            await self.limiter.hit(self.tokens, SUBJECT, usage.total_tokens)
+            await self.limiter.spend(self.tokens, SUBJECT, usage.total_tokens)
 
     async def complete(self, request: ChatRequest) -> Completion:
         await self.admit()

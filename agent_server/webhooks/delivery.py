@@ -25,6 +25,7 @@ from sqlalchemy import or_, select, update
 from agent_server.admin.crypto import SecretBox
 from agent_server.clock import Clock
 from agent_server.errors import AgentError
+from agent_server.instruments import INSTRUMENTS
 from agent_server.storage.db import Database
 from agent_server.webhooks.repository import utc
 from agent_server.webhooks.signing import signature_headers
@@ -239,6 +240,7 @@ class DeliveryWorker:
             hook.id,
             result.status_code if result.ok else result.error,
         )
+        INSTRUMENTS.count_webhook(str(values.get("status", "retrying")))  # delivered, failed or retrying
 
     async def _finish(self, delivery: WebhookDeliveryRecord, status: str, error: str) -> None:
         async with self.db.session() as session:

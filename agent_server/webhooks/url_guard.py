@@ -2,28 +2,34 @@
 
 A URL passes when its syntax is plain (allowed scheme, no userinfo, no ambiguous numeric host)
 and every address its host resolves to is publicly routable. The request then goes to the checked
-address itself (``pinned_client``), so a DNS answer that changes between check and connect
-(rebinding) cannot redirect it; TLS still verifies the certificate against the host name (SNI).
-Redirects are never followed. In sandbox mode loopback targets (and plain http) are allowed, so a
-receiver on the same machine works in development and tests; private ranges are refused anyway.
+address itself (``pinned_client``): the connection is opened to that IP, with no second look-up,
+so a DNS answer that changes between check and connect (rebinding) cannot redirect it; TLS still
+verifies the certificate against the host name (SNI). Every delivery checks again, so a host that
+later resolves to a private address is refused then. Redirects are never followed. Look-ups use
+the system resolver, or the DNS servers of ``AGENTGATE_DNS_NAMESERVERS`` when set. In sandbox mode
+loopback targets (and plain http) are allowed, so a receiver on the same machine works in
+development and tests; private ranges are refused anyway.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import ipaddress
 import re
 import socket
-import ssl
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+import dns.exception
+import dns.resolver
 import httpcore
 import httpx
+import idna
 
+from agent_server.accounts.sso.dns_txt import resolver as dns_resolver
 from agent_server.errors import ValidationFailed
+from agent_server.tls import public_ca_context
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -31,6 +37,9 @@ Resolver = Callable[[str, int], Awaitable[list[str]]]
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 # A label like 0x7f, 0177 or 2130706433: inet_aton would read it as an address in another notation.
 _NUMERIC_LABEL = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$", re.IGNORECASE)
+# A DNS label as resolvers take it (letters, digits, hyphen, underscore; 1 to 63): anything else
+# makes the look-up itself fail, some of it with UnicodeError rather than a resolution error.
+_HOST_LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
 MAX_URL_LENGTH = 2048
 
 
@@ -38,9 +47,45 @@ def refused(reason: str) -> ValidationFailed:
     return ValidationFailed(f"Webhook URL refused: {reason}.", code="url_refused", param="url")
 
 
+def ascii_host(host: str) -> str:
+    """``host`` in the ASCII form DNS, TLS and httpx use (IDNA 2008, as httpx encodes it).
+
+    Refused when it has none (a control character, an empty or too long label): the look-up
+    would otherwise raise UnicodeError, and the pinned connection compare a different name.
+    """
+    try:
+        encoded = host if host.isascii() else idna.encode(host).decode("ascii")
+    except (idna.IDNAError, UnicodeError):
+        raise refused("the host is not a valid host name") from None
+    if len(encoded) > 253 or not all(_HOST_LABEL.match(label) for label in encoded.split(".")):
+        raise refused("the host is not a valid host name")
+    return encoded
+
+
 async def system_resolver(host: str, port: int) -> list[str]:
     infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def nameserver_resolver(nameservers: Sequence[str]) -> Resolver:
+    """A and AAAA look-ups through the given DNS servers (``ip`` or ``ip:port``), not the system's."""
+
+    async def resolve(host: str, port: int) -> list[str]:
+        found = dns_resolver(list(nameservers))
+        addresses: list[str] = []
+        for record_type in ("A", "AAAA"):
+            try:
+                answer = await found.resolve(host, record_type, search=False)
+            except (dns.resolver.NXDOMAIN, dns.resolver.NoAnswer):
+                continue
+            except dns.exception.DNSException as exc:
+                raise OSError(f"DNS look-up failed: {type(exc).__name__}") from exc
+            addresses.extend(str(record.address) for record in answer)
+        if not addresses:
+            raise OSError("no address")
+        return list(dict.fromkeys(addresses))
+
+    return resolve
 
 
 def address_problem(ip: IPAddress, allow_loopback: bool = False) -> str | None:
@@ -90,7 +135,11 @@ class UrlGuard:
         self.timeout = timeout
 
     @classmethod
-    def for_mode(cls, sandbox: bool, resolver: Resolver | None = None) -> UrlGuard:
+    def for_mode(
+        cls, sandbox: bool, resolver: Resolver | None = None, nameservers: Sequence[str] = ()
+    ) -> UrlGuard:
+        if resolver is None and nameservers:
+            resolver = nameserver_resolver(nameservers)
         return cls(allow_loopback=sandbox, allow_http=sandbox, resolver=resolver)
 
     def parse(self, url: str) -> tuple[str, int, ipaddress.IPv4Address | ipaddress.IPv6Address | None]:
@@ -117,6 +166,7 @@ class UrlGuard:
             literal: IPAddress | None = ipaddress.ip_address(host)
         except ValueError:
             literal = None
+            host = ascii_host(host)
             if all(_NUMERIC_LABEL.match(label) for label in host.split(".")):
                 raise refused("numeric host names in other notations are not allowed") from None
         return host, port, literal
@@ -187,17 +237,13 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    # Loading the CA bundle costs tens of milliseconds: once per process, shared by all deliveries.
-    return httpx.create_ssl_context(trust_env=False)
-
-
 class _PinnedTransport(httpx.AsyncHTTPTransport):
     def __init__(self, target: Target) -> None:
-        super().__init__(trust_env=False)  # no proxy from the environment: we connect ourselves
+        # No proxy from the environment: we connect ourselves. The shared context, given here too,
+        # keeps the base class from loading the CA bundle again for every delivery.
+        super().__init__(verify=public_ca_context(), trust_env=False)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=_ssl_context(),
+            ssl_context=public_ca_context(),
             max_connections=2,
             network_backend=_PinnedBackend(target.host, target.address),
         )

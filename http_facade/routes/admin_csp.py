@@ -14,7 +14,8 @@ from typing import Any
 from fastapi import APIRouter, Query, Request, status
 
 from agent_server.admin.csp import parse_reports
-from agent_server.errors import PayloadTooLarge, RateLimited
+from agent_server.errors import PayloadTooLarge
+from agent_server.ratelimit import Policy
 from http_facade.deps import client_ip
 from http_facade.routes.admin_common import AdminDep, PlatformDep
 
@@ -48,9 +49,8 @@ async def collect(request: Request, admin: AdminDep) -> dict[str, Any]:
         if len(raw) > limit:
             raise PayloadTooLarge(f"A CSP report may have at most {limit} bytes.")
     ip = client_ip(request)
-    count, left = await services.kv.incr(f"csp-reports:{ip}", ttl=WINDOW)
-    if count > services.settings.csp_reports_per_ip_per_hour:
-        raise RateLimited("Too many CSP reports from this address.", retry_after=int(left or WINDOW) or 1)
+    per_ip = Policy("csp-reports", services.settings.csp_reports_per_ip_per_hour, WINDOW, fail_open=True)
+    await request.app.state.site.limiter.enforce(per_ip, ip)  # the service's one limiter (GCRA)
     violations = parse_reports(request.headers.get("content-type", ""), raw)
     return {"accepted": await admin.csp.store(violations, ip)}
 

@@ -9,7 +9,6 @@ The tenant's own provider keys (BYOK) are routes of ``admin_byok``, included her
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response, status
@@ -21,6 +20,7 @@ from agent_server.gateway.repository import list_keys as tenant_keys
 from agent_server.gateway.service import Gateway
 from agent_server.gateway.tables import ApiKey, unix
 from agent_server.gateway.usage_report import report
+from http_facade.deps import IsoDay, client_ip
 from http_facade.gateway_deps import AdminDep, GatewayDep
 from http_facade.routes import admin_byok
 from http_facade.routes.admin_common import audit_note
@@ -134,8 +134,8 @@ async def _with_spend(gateway: Gateway, tenant_id: str, records: list[ApiKey]) -
 
 
 @router.post("/admin/auth/login", summary="Exchange e-mail and password for an admin JWT")
-async def login(body: Login, gateway: GatewayDep, response: Response) -> TokenResponse:
-    signed_in = await gateway.login(body.email, body.password)
+async def login(body: Login, gateway: GatewayDep, request: Request, response: Response) -> TokenResponse:
+    signed_in = await gateway.login(body.email, body.password, client=client_ip(request))
     response.headers["Cache-Control"] = NO_STORE  # a token: never kept by a cache
     return TokenResponse(access_token=signed_in.access_token, expires_in=signed_in.expires_in)
 
@@ -198,8 +198,8 @@ async def usage(
     group_by: Annotated[
         Literal["key_model", "day"], Query(description="day: one row per key, model and UTC day.")
     ] = "key_model",
-    start: Annotated[date | None, Query(description="First UTC day included (YYYY-MM-DD).")] = None,
-    end: Annotated[date | None, Query(description="Last UTC day included (YYYY-MM-DD).")] = None,
+    start: Annotated[IsoDay | None, Query(description="First UTC day included (YYYY-MM-DD).")] = None,
+    end: Annotated[IsoDay | None, Query(description="Last UTC day included (YYYY-MM-DD).")] = None,
 ) -> dict[str, Any]:
     await gateway.usage.flush()  # include what the writer still holds, so the summary is current
     currency = gateway.models.currency

@@ -65,7 +65,7 @@ async def list_tenants(
     actor: PlatformDep,
     request: Request,
     limit: int = Query(default=100, ge=1, le=500),
-    offset: int = Query(default=0, ge=0),
+    offset: int = Query(default=0, ge=0, le=1_000_000),  # beyond: SQL integer overflow (500)
 ) -> dict[str, Any]:
     db = request.app.state.services.db
     async with db.session() as session:

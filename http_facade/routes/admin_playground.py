@@ -22,9 +22,11 @@ from agent_server.gateway import repository as gateway_repo
 from agent_server.gateway.usage import UsageRow
 from agent_server.llm.types import ChatMessage, ChatRequest
 from http_facade.routes.admin_common import ActorDep, AdminDep, audit_note
+from wellknown.event_stream import streamed_answer
 
 router = APIRouter(tags=["admin: playground"])
 PLAYGROUND_KEY = "playground"
+TRACE_EVENTS = "The trace's steps (event step, in order), then its summary (event end)."
 
 
 class PlaygroundChat(BaseModel):
@@ -101,7 +103,12 @@ async def get_trace(traceId: str, actor: ActorDep, admin: AdminDep) -> dict[str,
     return trace_view(await admin.traces.get(actor.tenant_id, traceId))
 
 
-@router.get("/admin/playground/trace/{traceId}/stream", summary="A trace's steps as server-sent events")
+@router.get(
+    "/admin/playground/trace/{traceId}/stream",
+    summary="A trace's steps as server-sent events",
+    response_class=EventSourceResponse,
+    openapi_extra={"responses": streamed_answer(TRACE_EVENTS)},
+)
 async def stream_trace(traceId: str, actor: ActorDep, admin: AdminDep) -> EventSourceResponse:
     record = await admin.traces.get(actor.tenant_id, traceId)  # 404 before the stream starts
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request, Response, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from agent_server.accounts.sso.connections import DEFAULT_SCOPES, OidcSettings, connection_view
 from agent_server.accounts.sso.domains import DomainClaims
@@ -42,7 +42,7 @@ class OidcBody(BaseModel):
         min_length=1, max_length=1024, description="Stored encrypted, never shown again."
     )
     scopes: list[Scope] = Field(default=list(DEFAULT_SCOPES), min_length=1, max_length=20)
-    enabled: bool = True
+    enabled: StrictBool = True
     jit_permissions: list[Permission] = Field(
         default=["tenant:admin"], max_length=5, description="Given to users created at first sign-in."
     )
@@ -51,7 +51,7 @@ class OidcBody(BaseModel):
 class EnforcementBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    enforced: bool = Field(description="true: members sign in through the identity provider only.")
+    enforced: StrictBool = Field(description="true: members sign in through the identity provider only.")
 
 
 class DomainBody(BaseModel):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query, Request, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from agent_server.errors import Conflict, ValidationFailed
 from agent_server.webhooks.repository import EVENT_TYPES, TEST_EVENT, iso
@@ -34,7 +34,7 @@ class WebhookUpdate(BaseModel):
     url: str | None = Field(default=None, min_length=8, max_length=2048)
     events: list[str] | None = Field(default=None, min_length=1, max_length=len(EVENT_TYPES))
     description: str | None = Field(default=None, max_length=200)
-    enabled: bool | None = None
+    enabled: StrictBool | None = None
 
 
 class Thresholds(BaseModel):

@@ -1,4 +1,4 @@
-"""Per-key plan limits: exact under concurrency (in-memory KV and Redis), headers on every response."""
+"""Per-key plan limits (GCRA): exact under concurrency (in-memory KV and Redis), headers on every response."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 
 from agent_server.clock import ManualClock
 from agent_server.errors import RateLimited
-from agent_server.gateway.ratelimit import BREAKER_FAILURES, BREAKER_SECONDS, RateLimiter
-from agent_server.storage.kv import MemoryKV
+from agent_server.gateway.ratelimit import RateLimiter
+from agent_server.storage.kv import RedisKV
 from tests.conftest import free_port
 from tests.gateway.conftest import Harness, HarnessFactory, key_headers
 
@@ -29,18 +29,22 @@ async def assert_exactly_the_limit_passes(harness: Harness) -> None:
     assert statuses.count(200) == 60 and statuses.count(429) == 140
     remaining = sorted(int(r.headers["X-RateLimit-Remaining"]) for r in responses if r.status_code == 200)
     assert remaining == list(range(60))  # every admitted request saw its own position
-    window_end = math.ceil((harness.clock.now() // 60 + 1) * 60)
+    now = harness.clock.now()
     for response in responses:
         assert response.headers["X-RateLimit-Limit"] == "60"
         assert "X-RateLimit-Degraded" not in response.headers  # counted by the shared store itself
-        assert int(response.headers["X-RateLimit-Reset"]) == window_end
+        # The whole allowance is back one interval (1 s) per request taken, 60 s at most.
+        used = 60 - int(response.headers["X-RateLimit-Remaining"])
+        assert int(response.headers["X-RateLimit-Reset"]) == math.ceil(now + used)
     limited = next(r for r in responses if r.status_code == 429)
     assert limited.json()["error"]["code"] == "rate_limit_exceeded"
     assert limited.json()["error"]["type"] == "rate_limit_error"
-    assert int(limited.headers["Retry-After"]) == math.ceil(window_end - harness.clock.now())
+    assert limited.headers["Retry-After"] == "1"  # the next request is due one interval later
     assert limited.headers["X-RateLimit-Remaining"] == "0"
-    # The next window starts afresh.
-    harness.clock.advance(window_end - harness.clock.now())
+    harness.clock.advance(1)
+    assert (await harness.chat(key)).headers["X-RateLimit-Remaining"] == "0"
+    assert (await harness.chat(key)).status_code == 429
+    harness.clock.advance(60)  # a quiet minute gives the whole allowance back
     assert (await harness.chat(key)).headers["X-RateLimit-Remaining"] == "59"
 
 
@@ -97,30 +101,18 @@ async def test_unauthenticated_requests_carry_no_rate_headers(harness: Harness) 
     assert response.status_code == 401 and "X-RateLimit-Limit" not in response.headers
 
 
-class FailingKV(MemoryKV):
-    """A shared store that is down: every counter call fails, and we count the attempts."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.attempts = 0
-
-    async def incr(self, key: str, amount: int = 1, ttl: float | None = None) -> tuple[int, float | None]:
-        self.attempts += 1
-        raise ConnectionError("store down")
-
-
-async def test_a_failing_store_degrades_to_a_per_process_limit_behind_a_breaker() -> None:
-    clock, store = ManualClock(), FailingKV()
-    limiter = RateLimiter(store, clock, 60.0)
-    states = [await limiter.hit("key_a", 5) for _ in range(5)]
-    assert [s.remaining for s in states] == [4, 3, 2, 1, 0] and all(s.degraded for s in states)
-    assert states[0].headers()["X-RateLimit-Degraded"] == "1"
-    with pytest.raises(RateLimited):
-        await limiter.hit("key_a", 5)
-    assert store.attempts == BREAKER_FAILURES  # then the breaker skips the store: no timeout per request
-    clock.advance(BREAKER_SECONDS)
-    await limiter.hit("key_b", 5)
-    assert store.attempts == BREAKER_FAILURES + 1  # half-open: the store is tried again
+async def test_a_dead_redis_degrades_to_a_per_process_limit_behind_the_breaker() -> None:
+    store = RedisKV(f"redis://127.0.0.1:{free_port()}/0", timeout=0.2)
+    limiter = RateLimiter(store, ManualClock(), 60.0)
+    try:
+        states = [await limiter.hit("key_a", 5) for _ in range(5)]
+        assert [s.remaining for s in states] == [4, 3, 2, 1, 0] and all(s.degraded for s in states)
+        assert states[0].headers()["X-RateLimit-Degraded"] == "1"
+        with pytest.raises(RateLimited):
+            await limiter.hit("key_a", 5)
+        assert store.breaker.open  # later requests skip Redis instead of waiting for its timeout
+    finally:
+        await store.close()
 
 
 async def test_gateway_keeps_serving_when_redis_is_unreachable(make_harness: HarnessFactory) -> None:

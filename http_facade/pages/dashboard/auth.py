@@ -103,7 +103,7 @@ async def login(request: Request, form: Annotated[LoginForm, Form()]) -> Respons
     gateway = request.app.state.gateway
     email = form.email.strip().lower()
     try:
-        signed_in = await gateway.login(form.email, form.password)
+        signed_in = await gateway.login(form.email, form.password, client=client_ip(request))
     except AgentError as err:  # recorded under the account's tenant, as the audit middleware does
         user = await repo.find_user(gateway.db, email) if "@" in email else None
         tenant = user.tenant_id if user else None
