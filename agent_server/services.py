@@ -18,6 +18,7 @@ from agent_server.llm.types import LLMBackend
 from agent_server.settings import Settings
 from agent_server.storage.db import Database
 from agent_server.storage.kv import KV, MemoryKV, RedisKV
+from agent_server.tls import public_ca_context
 from agent_server.weather import OpenMeteoWeather, SandboxWeather, WeatherProvider
 
 
@@ -50,7 +51,9 @@ def build_services(settings: Settings, clock: Clock | None = None) -> Services:
     Nothing here does network I/O: connections open lazily, so this runs inside ``create_app``.
     """
     clock = clock or SystemClock()
-    http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=3.0), follow_redirects=False)
+    http = httpx.AsyncClient(
+        timeout=httpx.Timeout(10.0, connect=3.0), follow_redirects=False, verify=public_ca_context()
+    )
     kv: KV = (
         RedisKV(settings.redis_url, timeout=settings.redis_timeout_seconds, prefix=settings.kv_prefix)
         if settings.redis_url

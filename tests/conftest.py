@@ -7,6 +7,7 @@ where a missing service fails the run.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import socket
 import threading
@@ -25,12 +26,27 @@ from fastapi import FastAPI
 from agent_server.clock import ManualClock
 from agent_server.settings import Settings
 from http_facade.app import create_app
+from tests.support.migrated import migrate_postgres, sqlite_template
 
 # Production-mode apps in the tests of other features run the sandbox payment provider on purpose
 # (production refuses it otherwise, docs/billing.md); the test of that refusal turns this off.
 os.environ.setdefault("AGENTGATE_BILLING_ALLOW_SANDBOX_IN_PRODUCTION", "true")
 BASE_URL = "http://127.0.0.1:8000"
-REDIS_URL = os.environ.get("AGENTGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def _per_worker(url: str) -> str:
+    """Each parallel test process (pytest-xdist) on a Redis database of its own: per-address limits
+    and other shared counters of one process's tests never meet another's."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return url
+    base, _, database = url.rpartition("/")
+    if not database.isdigit():  # no database in the URL: Redis's 0
+        base, database = url.rstrip("/"), "0"
+    return f"{base}/{int(database) + 1 + int(worker.removeprefix('gw'))}"
+
+
+REDIS_URL = _per_worker(os.environ.get("AGENTGATE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"))
 POSTGRES_URL = os.environ.get("AGENTGATE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
@@ -41,6 +57,21 @@ def require_service(name: str, problem: str | None) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{name} is required when CI=true but is not reachable: {problem}")
     pytest.skip(f"{name} not reachable ({problem}); start it to run this test")
+
+
+@pytest.fixture(autouse=True)
+def _logging_restored() -> Iterator[None]:
+    """Undo what a test's in-process ``agentgate`` command configures (dictConfig): a root handler
+    on a captured stream that later closes, logger levels that would silence another test's logs."""
+    loggers = logging.root.manager.loggerDict
+    root_handlers, root_level = logging.root.handlers[:], logging.root.level
+    levels = {name: lg.level for name, lg in loggers.items() if isinstance(lg, logging.Logger)}
+    yield
+    logging.root.handlers[:] = root_handlers
+    logging.root.setLevel(root_level)
+    for name, logger in list(loggers.items()):
+        if isinstance(logger, logging.Logger):
+            logger.setLevel(levels.get(name, logging.NOTSET))
 
 
 @pytest.fixture
@@ -136,14 +167,15 @@ def redis_url() -> Iterator[str]:
     yield REDIS_URL
 
 
-def fresh_database(prefix: str = "agentgate_test") -> Iterator[str]:
-    """Create an empty PostgreSQL database, yield its URL, drop it afterwards."""
+def fresh_database(prefix: str = "agentgate_test", template: str | None = None) -> Iterator[str]:
+    """Create a PostgreSQL database (empty, or a copy of ``template``), yield its URL, drop it afterwards."""
     import psycopg
 
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    copy = f' TEMPLATE "{template}"' if template else ""
     try:
         with psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=2) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"{copy}')
     except psycopg.Error as exc:
         require_service("PostgreSQL", str(exc).strip())
     yield POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
@@ -151,10 +183,31 @@ def fresh_database(prefix: str = "agentgate_test") -> Iterator[str]:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@pytest.fixture(scope="session")
+def _postgres_template() -> Iterator[str]:
+    """A PostgreSQL database migrated once per test process, copied by ``postgres_url``."""
+    for url in fresh_database("agentgate_template"):
+        migrate_postgres(url)
+        yield url.rsplit("/", 1)[1]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """New SQLite databases of the tests' apps start from one migrated copy (tests/support/migrated.py)."""
+    with sqlite_template(tmp_path_factory.mktemp("sqlite-template")):
+        yield
+
+
 @pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+def empty_postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database without any schema, for the tests of migrating one."""
     yield from fresh_database()
+
+
+@pytest.fixture
+def postgres_url(_postgres_template: str) -> Iterator[str]:
+    """A fresh PostgreSQL database at the schema's head for one test, dropped afterwards."""
+    yield from fresh_database(template=_postgres_template)
 
 
 @pytest.fixture(scope="module")

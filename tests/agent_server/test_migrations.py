@@ -16,11 +16,19 @@ from sqlalchemy import create_engine, inspect, text
 from sqlmodel import SQLModel
 
 from agent_server.settings import Settings
+from agent_server.storage import migrate as migrate_module
 from agent_server.storage import tables  # noqa: F401  (registers every table on the metadata)
 from agent_server.storage.migrate import alembic_config
 from http_facade.cli import main
+from tests.support.migrated import REAL_UPGRADE
 
 ALEMBIC_TABLE = "alembic_version"
+
+
+@pytest.fixture(autouse=True)
+def from_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every migration runs here: no database starts from the tests' migrated template."""
+    monkeypatch.setattr(migrate_module, "upgrade", REAL_UPGRADE)
 
 
 def migrate(monkeypatch: pytest.MonkeyPatch, data_dir: Path, database_url: str | None) -> Settings:
@@ -96,9 +104,9 @@ def test_migrate_on_sqlite_creates_every_model_table(monkeypatch: pytest.MonkeyP
 
 @pytest.mark.postgres
 def test_migrate_on_postgresql_creates_every_model_table(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, postgres_url: str
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, empty_postgres_url: str
 ) -> None:
-    check_upgrade(monkeypatch, tmp_path, postgres_url)
+    check_upgrade(monkeypatch, tmp_path, empty_postgres_url)
 
 
 def test_every_migration_descends_from_the_foundation() -> None:
