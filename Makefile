@@ -34,7 +34,7 @@ test: $(BIN)/.installed
 	@for script in tests/support/deps/*.sh; do [ -e "$$script" ] || continue; sh "$$script" || exit 1; done
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadscope
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check --fix .

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from agent_server.data_dir import default_data_dir
+from agent_server.internal_rpc.keys import InternalRpcKey
 from agent_server.llm.config import RouteEntry, UpstreamConfig
 
 Mode = Literal["sandbox", "production"]
@@ -25,7 +27,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTGATE_", extra="ignore")
 
     mode: Mode = "sandbox"
-    data_dir: Path = Path("./var")
+    data_dir: Path = Field(default_factory=default_data_dir)  # the rule: agent_server/data_dir.py
     database_url: str | None = Field(default=None, description="Default: SQLite file in data_dir.")
     redis_url: str | None = None
     content_dir: Path | None = Field(
@@ -186,6 +188,25 @@ class Settings(BaseSettings):
     billing_grace_days: int = Field(default=7, ge=0, le=60, description="After a failed renewal.")
     billing_currency: str = Field(default="EUR", pattern=r"^[A-Z]{3}$")
 
+    # MCP beyond the stateless default: sessions, resumable streams, change notifications (docs/discovery.md).
+    mcp_sessions: bool = Field(
+        default=False,
+        description="Offer stateful sessions: an initialize from a client accepting SSE opens one "
+        "(logging/setLevel, resources/subscribe, server-to-client requests, resumable streams).",
+    )
+    mcp_session_idle_seconds: float = Field(
+        default=1800.0, gt=0, description="A quiet session ends after this."
+    )
+    mcp_max_sessions: int = Field(default=1000, ge=1, description="Per process; more get 503.")
+    mcp_event_history: int = Field(default=100, ge=1, description="Events kept per stream for resumption.")
+    mcp_sse_retry_ms: int = Field(default=1000, ge=0, description="The retry hint of resumable streams.")
+    mcp_content_check_seconds: float = Field(
+        default=2.0, ge=0, description="How often the content pack is checked for changes; 0: never."
+    )
+    mcp_progress_seconds: float = Field(
+        default=2.0, gt=0, description="Interval of progress notifications while a long tool runs."
+    )
+
     # Discovery, versioning and probes (docs/discovery.md).
     app_url: str | None = Field(
         default=None, description="Dashboard and registration portal; default: public_base_url."
@@ -193,6 +214,83 @@ class Settings(BaseSettings):
     consultant_codes: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Comma-separated codes that /consultant-code/validate accepts."
     )
+
+    # MCP fast path (docs/performance.md) and the internal JSON-RPC bridge (docs/internal-rpc.md).
+    mcp_fast_path: bool = Field(
+        default=True, description="Answer hot stateless MCP JSON requests without the SDK's transport."
+    )
+    internal_rpc_keys: list[InternalRpcKey] = Field(
+        default_factory=list,
+        description='JSON [{"id", "secret", "scopes"}] of calling services; empty: /internal/rpc is not served.',
+    )
+    internal_rpc_tolerance_seconds: int = Field(
+        default=300, ge=10, le=3600, description="How old (or early) a signed request's timestamp may be."
+    )
+
+    # The gateway's response cache (docs/gateway.md "The response cache"); Redis when redis_url is set.
+    response_cache: bool = Field(
+        default=False, description="Answer exact repeats of chat completions and embeddings from a cache."
+    )
+    response_cache_ttl_seconds: float = Field(default=300.0, gt=0, le=30 * 86_400)
+    response_cache_max_bytes: int = Field(
+        default=64 * 1_048_576,
+        ge=65_536,
+        description="In-process store: least recently used out beyond this.",
+    )
+    response_cache_max_entry_bytes: int = Field(
+        default=1_048_576, ge=1024, description="Larger answers are not stored."
+    )
+    response_cache_sampled: bool = Field(
+        default=False, description="Also cache chat with n > 1 or a temperature other than 0."
+    )
+
+    # Logs, metrics and traces (docs/operations.md). Traces follow the standard OTEL_* variables.
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="One JSON object per line with json."
+    )
+    access_log: bool = Field(
+        default=False, description="One log line per request (request id, status, duration)."
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None, description="Bearer token /metrics/prometheus requires; unset: open."
+    )
+    metrics_dir: Path | None = Field(
+        default=None,
+        description="Where worker processes share their counters; `serve --workers N` sets a fresh one.",
+    )
+    metrics_flush_seconds: float = Field(
+        default=1.0, gt=0, le=60, description="How often a worker shares its counters (a scrape's lag)."
+    )
+    otel_traces_endpoint: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT", "otel_traces_endpoint"
+        ),
+        description="The OTLP collector; traces are off while unset.",
+    )
+    otel_traces_protocol: Literal["http/protobuf", "grpc"] = Field(
+        default="http/protobuf",
+        validation_alias=AliasChoices(
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", "otel_traces_protocol"
+        ),
+        description="The OTLP transport: HTTP with protobuf bodies, or gRPC.",
+    )
+    otel_traces_exporter: str = Field(
+        default="otlp",
+        validation_alias=AliasChoices("OTEL_TRACES_EXPORTER", "otel_traces_exporter"),
+        description="`none` turns traces off although a collector is named.",
+    )
+    otel_sdk_disabled: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("OTEL_SDK_DISABLED", "otel_sdk_disabled"),
+        description="`true` turns traces off.",
+    )
+
+    @property
+    def tracing(self) -> bool:
+        """Traces are exported: a collector is named and the standard switches do not turn them off."""
+        exporters = {e.strip() for e in self.otel_traces_exporter.split(",")}
+        return bool(self.otel_traces_endpoint) and "otlp" in exporters and not self.otel_sdk_disabled
 
     @field_validator(
         "allowed_hosts",

@@ -9,12 +9,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 from fastapi import FastAPI
-from starlette.routing import Route
 
 from agent_server.accounts.service import Accounts
 from agent_server.billing.wiring import build_billing
 from agent_server.clock import Clock
 from agent_server.deployment import check_deployment
+from agent_server.gateway.response_cache import ResponseCache
 from agent_server.gateway.service import Gateway
 from agent_server.mcp import build_mcp_server
 from agent_server.metrics import Metrics
@@ -29,10 +29,13 @@ from http_facade.pages.routers import install_pages
 from http_facade.routes import (
     admin_keys,
     agent_auth,
+    gateway_cached,
     gateway_completions,
     gateway_embeddings,
+    gateway_messages,
     gateway_responses,
     gateway_v1,
+    gateway_v2,
     probes,
     wellknown,
 )
@@ -41,6 +44,8 @@ from http_facade.routes import tools as tool_routes
 from http_facade.routes.account_routers import ACCOUNT_ROUTERS
 from http_facade.routes.admin_routers import ADMIN_ROUTERS, AuditMiddleware, admin_running
 from http_facade.routes.billing_routers import install_billing
+from http_facade.routes.internal_rpc import install_internal_rpc
+from http_facade.routes.mcp_fast import fast_path as mcp_fast_path
 from http_facade.routes.site_routers import SITE_ROUTERS
 from tools import build_registry
 from wellknown.mcp import MCP_PATH, mcp_manifest
@@ -117,6 +122,8 @@ def create_app(
     app.state.reminders = reminders
     app.state.site = site
     app.state.billing = billing
+    # Off unless AGENTGATE_RESPONSE_CACHE: then the cached chat and embeddings routes serve /v1.
+    app.state.response_cache = ResponseCache.from_settings(settings, services.kv, services.clock)
     app.state.ready = False
     app.state.versions = versions
     app.state.metrics = Metrics()
@@ -126,15 +133,20 @@ def create_app(
         managers,
         lambda: mcp_manifest(registry, settings, company.name, company.tagline, website=company.website),
         mcp_routes.HostGuard(mcp_routes.transport_security(settings)),
+        fast_path=mcp_fast_path(mcp_server, settings),  # hot requests skip the SDK's transport
     )
     # Routes are matched in order: the tenant gateway, the busiest, comes first.
-    gateway_v1.add_chat_route(app)
+    cached = app.state.response_cache is not None
+    (gateway_cached if cached else gateway_v1).add_chat_route(app)
     app.include_router(gateway_v1.router)
-    for relayed in (gateway_completions, gateway_embeddings, gateway_responses):
+    embeddings = gateway_cached if cached else gateway_embeddings
+    for relayed in (gateway_completions, embeddings, gateway_responses, gateway_messages, gateway_v2):
         app.include_router(relayed.router)
     # Also with a trailing slash: a client that appends one gets the same answer, not a 307.
+    # DELETE ends a session: without sessions there is none to end, and the route answers 405.
+    methods = ["GET", "HEAD", "POST", *(["DELETE"] if settings.mcp_sessions else [])]
     for path in (MCP_PATH, f"{MCP_PATH}/"):
-        app.router.routes.append(Route(path, endpoint=endpoint, methods=["GET", "HEAD", "POST", "DELETE"]))
+        app.router.routes.append(mcp_routes.MCPRoute(path, endpoint=endpoint, methods=methods))
     app.include_router(tool_routes.router)
     app.include_router(admin_keys.router)
     for admin_router in ADMIN_ROUTERS:
@@ -147,6 +159,7 @@ def create_app(
     app.include_router(probes.router)
     app.include_router(agent_auth.router)
     install_billing(app, billing)  # /<billing_path_segment>/... (spec 4.3)
+    install_internal_rpc(app, settings, registry, gateway)  # with service credentials only
     install_pages(app)  # pages for people, /docs, /docs/errors and /static (docs/pages.md)
     app.openapi = wellknown.openapi_override(app, settings, versions, services.clock)  # type: ignore[method-assign]
 

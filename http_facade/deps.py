@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from datetime import date
 from typing import Annotated
 
 from fastapi import Depends, Request
+from pydantic import BeforeValidator
 
 from agent_server.context import ANONYMOUS, Principal, ToolContext
 from agent_server.registry import Registry
@@ -39,3 +42,17 @@ ServicesDep = Annotated[Services, Depends(get_services)]
 RegistryDep = Annotated[Registry, Depends(get_registry)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 PublicContextDep = Annotated[ToolContext, Depends(public_context)]
+
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _iso_day(value: object) -> object:
+    # pydantic alone also reads a number as a Unix time: start=0 would be 1970-01-01, not a 400.
+    if isinstance(value, str) and not _ISO_DAY.fullmatch(value):
+        raise ValueError("expected a day as YYYY-MM-DD")
+    return value
+
+
+# A day in a query parameter: YYYY-MM-DD only, as the document's ``format: date`` says.
+IsoDay = Annotated[date, BeforeValidator(_iso_day)]

@@ -9,10 +9,13 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import iter_route_contexts
 from sqlalchemy import exc as sa_exc
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
+from starlette.routing import Match
+from starlette.types import Scope
 
 from agent_server.errors import (
     AgentError,
@@ -130,6 +133,24 @@ def http_error(exc: StarletteHTTPException, method: str, path: str) -> AgentErro
     return err
 
 
+_METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(app: Any, scope: Scope) -> str | None:
+    """Every method the routes at this path serve, for a 405's ``Allow`` (RFC 9110 15.5.6).
+
+    Starlette's 405 names only the methods of the first route whose path matched, while several
+    routes (GET and POST of one resource, say) often share a path.
+    """
+    methods: set[str] = set()
+    for route in iter_route_contexts(app.routes):  # the routes of included routers too
+        served = route.methods
+        if served and route.matches(scope)[0] is not Match.NONE:
+            methods |= served
+    order = {method: n for n, method in enumerate(_METHOD_ORDER)}
+    return ", ".join(sorted(methods, key=lambda m: (order.get(m, len(order)), m))) or None
+
+
 def database_down(exc: BaseException) -> bool:
     """An error that says the database cannot be reached or used right now (connection refused or
     lost, pool exhausted, SQLite locked past its busy timeout), as opposed to a bug in a query."""
@@ -170,6 +191,8 @@ def install_error_handlers(app: FastAPI, base_url: str) -> None:
 
     async def on_http(request: Request, exc: Exception) -> EnvelopeResponse:
         assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 405 and (allow := allowed_methods(request.app, request.scope)):
+            exc.headers = {**(exc.headers or {}), "Allow": allow}
         return render_error(http_error(exc, request.method, request.url.path), request.url.path, base_url)
 
     async def on_crash(request: Request, exc: Exception) -> EnvelopeResponse:

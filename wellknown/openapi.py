@@ -21,6 +21,7 @@ from typing import Any
 from agent_server.errors import DOCS_PATH
 from agent_server.settings import Settings
 from agent_server.versions import POLICY_PATH
+from wellknown.event_stream import SERVER_SENT_EVENT
 
 LICENSE = {"name": "Business Source License 1.1", "identifier": "BUSL-1.1"}
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -97,7 +98,7 @@ def _error_schemas() -> dict[str, Any]:
 def _components(settings: Settings, versions: list[str]) -> dict[str, Any]:
     version_text = "The API version this response follows (spec 9)."
     return {
-        "schemas": _error_schemas(),
+        "schemas": {**_error_schemas(), "ServerSentEvent": SERVER_SENT_EVENT},
         "securitySchemes": {
             "apiKeyBearer": {
                 "type": "http",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from sqlalchemy import delete, func, select
 
 from agent_server.admin.crypto import SecretBox, hint
@@ -31,7 +31,7 @@ class OfficeSuiteSettings(BaseModel):
     tenant_domain: str | None = Field(default=None, max_length=253)
     client_id: str | None = Field(default=None, max_length=200)
     scopes: list[str] = Field(default_factory=list, max_length=50)
-    enabled: bool = True
+    enabled: StrictBool = True
 
 
 class SearchProviderSettings(BaseModel):
@@ -40,7 +40,7 @@ class SearchProviderSettings(BaseModel):
     market: str | None = Field(default=None, max_length=20)
     safe_search: str = Field(default="moderate", pattern="^(off|moderate|strict)$")
     results_per_query: int = Field(default=10, ge=1, le=50)
-    enabled: bool = True
+    enabled: StrictBool = True
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ def admin_services(services: Services) -> AdminServices:
         return existing
     settings, db, clock = services.settings, services.db, services.clock
     box = SecretBox.from_settings(settings)
-    guard = UrlGuard.for_mode(settings.sandbox)
+    guard = UrlGuard.for_mode(settings.sandbox, nameservers=settings.dns_nameservers)
     admin = AdminServices(
         box=box,
         guard=guard,

@@ -14,6 +14,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.convertors import StringConvertor, register_url_convertor
 
 from agent_server.accounts.passkey_tables import MAX_NAME_CHARS, PasskeyCredential
 from agent_server.accounts.passkeys import Passkeys
@@ -22,6 +23,16 @@ from http_facade.deps import client_ip
 from http_facade.gateway_deps import AdminDep
 from http_facade.routes.admin_common import audit_note
 
+
+class PasskeyIdConvertor(StringConvertor):
+    """Any path segment but ``options``. OpenAPI matches a concrete path before a template, so
+    ``/admin/auth/passkeys/options`` is its own resource (POST alone); without this ``{passkey_id}``
+    took it too, served PATCH and DELETE there (404) and listed them in its 405 ``Allow``."""
+
+    regex = "(?!options$)[^/]+"
+
+
+register_url_convertor("passkey_id", PasskeyIdConvertor())
 router = APIRouter(tags=["accounts"])
 NO_STORE = {"Cache-Control": "no-store"}
 ADD_A_PASSKEY = "add a passkey"
@@ -143,7 +154,7 @@ async def list_passkeys(claims: AdminDep, request: Request) -> PasskeyList:
     return PasskeyList(data=[view(row) for row in await passkeys_of(request).of_user(claims.user_id)])
 
 
-@router.patch("/admin/auth/passkeys/{passkey_id}", summary="Rename a passkey")
+@router.patch("/admin/auth/passkeys/{passkey_id:passkey_id}", summary="Rename a passkey")
 async def rename_passkey(
     passkey_id: str, body: PasskeyRename, claims: AdminDep, request: Request
 ) -> PasskeyView:
@@ -152,7 +163,9 @@ async def rename_passkey(
     return view(row)
 
 
-@router.delete("/admin/auth/passkeys/{passkey_id}", summary="Remove a passkey; it can no longer sign in")
+@router.delete(
+    "/admin/auth/passkeys/{passkey_id:passkey_id}", summary="Remove a passkey; it can no longer sign in"
+)
 async def delete_passkey(passkey_id: str, claims: AdminDep, request: Request) -> PasskeyDeleted:
     await passkeys_of(request).remove(claims.user_id, passkey_id)
     audit_note(request, action="passkey.delete")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from agent_server.errors import ValidationFailed
 from http_facade.routes.admin_common import ActorDep
@@ -25,7 +25,7 @@ class SubscriptionAction(BaseModel):
         description="change: move to plan_id; cancel: end at the current period's end; resume: undo a cancel."
     )
     plan_id: str | None = Field(default=None, pattern=PLAN_ID, description="The new plan (change only).")
-    prorate: bool = Field(
+    prorate: StrictBool = Field(
         default=True, description="change only: credit the unused time and charge the new plan's rest now."
     )
 

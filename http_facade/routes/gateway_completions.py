@@ -14,7 +14,7 @@ ENDPOINT = Endpoint(COMPLETIONS, "chat", "completions")
 @router.post(
     "/v1/completions",
     summary="Create a text completion (legacy; JSON, or server-sent events with stream: true)",
-    openapi_extra=request_body(COMPLETIONS),
+    openapi_extra=request_body(COMPLETIONS, streamed=True),
 )
 async def create(request: Request) -> Response:
     return await relay_request(request, ENDPOINT)

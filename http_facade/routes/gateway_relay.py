@@ -25,6 +25,7 @@ from http_facade.errors import validation_error
 from http_facade.gateway_deps import api_key_of
 from http_facade.middleware import MODEL_KEY
 from http_facade.streaming import EventStreamResponse
+from wellknown.event_stream import streamed_answer
 
 JSON = "application/json"
 # no-cache: nothing between us and the client may store it; X-Accel-Buffering: nginx must not buffer.
@@ -87,10 +88,14 @@ async def relay_request(request: Request, endpoint: Endpoint) -> Response:
     return Response(result.body, media_type=JSON, headers=caller.headers)  # type: ignore[union-attr]
 
 
-def request_body(path: str) -> dict[str, Any]:
-    """The OpenAPI ``requestBody`` of a relayed endpoint: the checked fields, others allowed."""
+def request_body(path: str, *, streamed: bool = False) -> dict[str, Any]:
+    """The OpenAPI ``requestBody`` of a relayed endpoint: the checked fields, others allowed; with
+    ``streamed``, its 200 is declared as the event stream ``stream: true`` asks for, besides JSON."""
     schema = _inline_refs(BODIES[path].json_schema())
-    return {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
+    extra: dict[str, Any] = {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
+    if streamed:
+        extra["responses"] = streamed_answer("The JSON answer, or its server-sent events with stream: true.")
+    return extra
 
 
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

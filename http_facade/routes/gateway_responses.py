@@ -15,7 +15,7 @@ ENDPOINT = Endpoint(RESPONSES, "chat", "responses", style=RESPONSES_STREAM)
 @router.post(
     "/v1/responses",
     summary="Create a response (the Responses API; JSON, or its typed events with stream: true)",
-    openapi_extra=request_body(RESPONSES),
+    openapi_extra=request_body(RESPONSES, streamed=True),
 )
 async def create(request: Request) -> Response:
     return await relay_request(request, ENDPOINT)

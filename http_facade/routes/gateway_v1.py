@@ -46,7 +46,7 @@ def add_chat_route(app: FastAPI) -> None:
         methods=["POST"],
         tags=["gateway"],
         summary="Create a chat completion (JSON, or server-sent events with stream: true)",
-        openapi_extra=request_body(CHAT),
+        openapi_extra=request_body(CHAT, streamed=True),
         route_class_override=DirectRoute,
     )
     app.router.routes.insert(0, app.router.routes.pop())

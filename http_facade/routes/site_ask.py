@@ -16,6 +16,7 @@ from agent_server.site.ask_stream import NLWEB_VERSION, Event, open_stream
 from http_facade.deps import SettingsDep
 from http_facade.idempotency import streaming_requested
 from http_facade.routes.site_common import SiteDep, headers_route, per_ip_limit
+from wellknown.event_stream import streamed_answer
 
 PATH = "/api/ask.php"
 router = APIRouter(tags=["site"], route_class=headers_route({"NLWeb-Version": NLWEB_VERSION}))
@@ -78,7 +79,12 @@ def _sse(events: AsyncIterator[Event]) -> AsyncIterator[ServerSentEvent]:
     return generate()
 
 
-@router.post(PATH, summary="Ask a question (JSON, or SSE with Prefer: streaming)", response_model=None)
+@router.post(
+    PATH,
+    summary="Ask a question (JSON, or SSE with Prefer: streaming)",
+    response_model=None,
+    openapi_extra={"responses": streamed_answer("The answer, or with Prefer: streaming its events.")},
+)
 async def ask(
     request: Request,
     body: AskBody,

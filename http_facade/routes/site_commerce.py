@@ -24,7 +24,10 @@ async def checkout(body: CheckoutBody, site: SiteDep, usage: FormsLimit) -> JSON
     return JSONResponse(order_view(order), status_code=201, headers=usage.headers(), media_type=JSON_UTF8)
 
 
-@router.get("/api/checkout.php", summary="An order's status (pending, paid or failed, from the payment provider's events)")
+@router.get(
+    "/api/checkout.php",
+    summary="An order's status (pending, paid or failed, from the payment provider's events)",
+)
 async def order_status(
     site: SiteDep, order_id: Annotated[str, Query(min_length=1, max_length=40, description="ord_...")]
 ) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Path, Query, Request, Response, status
 from fastapi.responses import RedirectResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from agent_server.accounts.sso.saml import RELAY_STATE_MAX, SamlSignIn
 from http_facade.deps import client_ip
@@ -31,7 +31,7 @@ class SamlSettings(BaseModel):
     idp_metadata_xml: str = Field(
         min_length=1, max_length=200_000, description="The identity provider's SAML 2.0 metadata XML."
     )
-    enabled: bool = Field(default=True, description="false: keep the settings but refuse sign-ins.")
+    enabled: StrictBool = Field(default=True, description="false: keep the settings but refuse sign-ins.")
     jit_permissions: list[Permission] = Field(
         default_factory=lambda: ["tenant:admin"],
         max_length=5,

@@ -250,7 +250,7 @@ def openapi_override(
             if context.path_format and context.methods:
                 path = context.path_format
                 ops = (
-                    mcp_openapi_operations("_alias" if path != MCP_PATH else "")
+                    mcp_openapi_operations("_alias" if path != MCP_PATH else "", settings.mcp_sessions)
                     if path.rstrip("/") == MCP_PATH
                     else None
                 )

@@ -87,6 +87,18 @@ async def test_another_users_passkey_answers_404(pk: PasskeyWorld) -> None:
     ] == "Laptop"
 
 
+async def test_the_options_path_is_not_a_passkey_id(pk: PasskeyWorld) -> None:
+    # /admin/auth/passkeys/options is its own resource (POST): {passkey_id} never takes it, so the
+    # other methods there are 405 with Allow: POST, not a passkey "options" that is not found.
+    admin = await pk.admin()
+    for method in ("OPTIONS", "PATCH", "DELETE"):
+        answer = await pk.client.request(
+            method, "/admin/auth/passkeys/options", json={"name": "x"}, headers=admin.headers
+        )
+        assert answer.status_code == 405 and answer.headers["allow"] == "POST", answer.text
+        assert error_code(answer) == "method_not_allowed"
+
+
 async def test_a_creation_answer_counts_once_and_a_passkey_registers_once(pk: PasskeyWorld) -> None:
     admin = await pk.admin()
     options = (await pk.client.post("/admin/auth/passkeys/options", headers=admin.headers)).json()["options"]

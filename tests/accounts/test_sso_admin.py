@@ -147,6 +147,37 @@ async def test_the_issuer_is_checked_when_saved(h: Harness, provider: OidcProvid
     assert (await h.client.get("/admin/sso", headers=admin.headers)).json()["connections"] == []
 
 
+async def test_a_boolean_field_takes_only_true_or_false(h: Harness) -> None:
+    # The document says boolean: 0, 1 or "false" were coerced (enforced: 0 saved as false).
+    admin = await h.tenant("enterprise")
+    saml = {"idp_metadata_xml": "<EntityDescriptor/>"}
+    for value in (0, 1, "false"):
+        for method, path, body in (
+            ("PATCH", "/admin/sso", {"enforced": value}),
+            (
+                "PUT",
+                "/admin/sso/oidc",
+                {"issuer": "https://idp.example", "client_id": "c", "client_secret": "s", "enabled": value},
+            ),
+            ("PUT", "/admin/sso/saml", {**saml, "enabled": value}),
+        ):
+            refused = await h.client.request(method, path, json=body, headers=admin.headers)
+            assert refused.status_code == 400, (method, path, value, refused.text)
+            assert error(refused)["code"] == "validation_error" and error(refused)["param"] in (
+                "enforced",
+                "enabled",
+            )
+
+
+async def test_an_issuer_host_with_no_valid_dns_name_is_refused_before_any_look_up(h: Harness) -> None:
+    # A C1 control character has no IDNA form: the look-up raised UnicodeError, a 500.
+    admin = await h.tenant("enterprise")
+    body = {"issuer": "https://idp\x84.example", "client_id": "c", "client_secret": "s"}
+    refused = await h.client.put("/admin/sso/oidc", json=body, headers=admin.headers)
+    assert refused.status_code == 400 and error(refused)["code"] == "sso_url_refused", refused.text
+    assert error(refused)["param"] == "issuer" and "not a valid host name" in error(refused)["message"]
+
+
 async def test_production_refuses_an_issuer_on_loopback(
     tmp_path: Path, provider: OidcProvider, dns: LoopbackDns
 ) -> None:

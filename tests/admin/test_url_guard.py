@@ -118,3 +118,39 @@ async def test_sandbox_still_refuses_private_ranges(url: str) -> None:
     guard = UrlGuard.for_mode(sandbox=True, resolver=fake_resolver)
     with pytest.raises(ValidationFailed):
         await guard.resolve(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://ex\x84ample.com/hook",  # a C1 control character: no IDNA form, UnicodeError in getaddrinfo
+        "https://a..example/hook",  # an empty label
+        "https://" + "a" * 64 + ".example/hook",  # a label over 63 characters
+        "https://ex%ample.com/hook",
+        "https://\u2764.example/hook",  # a symbol IDNA 2008 disallows
+    ],
+)
+async def test_a_host_with_no_valid_dns_name_is_refused_before_any_look_up(url: str) -> None:
+    looked_up: list[str] = []
+
+    async def resolver(host: str, port: int) -> list[str]:
+        looked_up.append(host)
+        return ["93.184.216.34"]
+
+    guard = UrlGuard.for_mode(sandbox=False, resolver=resolver)
+    with pytest.raises(ValidationFailed) as caught:
+        await guard.resolve(url)
+    assert caught.value.code == "url_refused" and "not a valid host name" in caught.value.message
+    assert looked_up == []
+
+
+async def test_an_internationalized_host_is_resolved_in_its_ascii_form() -> None:
+    # The form httpx connects to, so the pinned connection meets the name that was checked.
+    looked_up: list[str] = []
+
+    async def resolver(host: str, port: int) -> list[str]:
+        looked_up.append(host)
+        return ["93.184.216.34"]
+
+    target = await UrlGuard.for_mode(sandbox=False, resolver=resolver).resolve("https://Bücher.example/x")
+    assert looked_up == ["xn--bcher-kva.example"] and target.host == "xn--bcher-kva.example"

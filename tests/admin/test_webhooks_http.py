@@ -151,6 +151,7 @@ async def test_registration_refuses_bad_urls_unknown_events_and_plans_without_we
         "http://169.254.169.254/",
         "ftp://example.com/x",
         "http://user:pw@127.0.0.1/",
+        "http://ex\x84ample.com/hook",  # no IDNA form: refused before the look-up (was a 500)
     ):
         response = await world.client.post(
             "/admin/webhooks", json={"url": url, "events": ["key.rotated"]}, headers=auth

@@ -49,7 +49,9 @@ async def test_the_confirmation_page_shows_the_purchase_and_completes_it(billed:
     assert declined.status_code == 402 and "declined" in declined.text
     paid = await billed.client.post(page_path, data={"action": "pay", "card": CARDS["pays"]})
     assert paid.status_code == 303
-    assert paid.headers["location"] == f"http://127.0.0.1:8000/app/billing?session_ref={checkout['session_ref']}"
+    assert (
+        paid.headers["location"] == f"http://127.0.0.1:8000/app/billing?session_ref={checkout['session_ref']}"
+    )
     again = await billed.client.post(page_path, data={"action": "pay", "card": CARDS["pays"]})
     assert again.status_code == 409 and again.json()["error"]["code"] == "checkout_complete"
     assert "This checkout is complete" in (await billed.client.get(page_path)).text

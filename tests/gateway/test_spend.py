@@ -108,6 +108,17 @@ async def test_usage_per_day_and_between_days(make_harness: HarnessFactory, upst
         assert bad.status_code == 400 and bad.json()["error"]["param"] == "group_by"
 
 
+async def test_usage_days_are_only_yyyy_mm_dd(harness: Harness) -> None:
+    # The document says format: date; a number was read as a Unix time (start=0: 1970-01-01).
+    admin = await harness.tenant()
+    for query in ("start=0", "end=1700000000", "start=2026-5-1", "end=2026-05-01T00:00:00"):
+        bad = await harness.client.get(f"/admin/usage?{query}", headers=admin.headers)
+        assert bad.status_code == 400, (query, bad.text)
+        assert bad.json()["error"]["param"] == query.split("=")[0] and "YYYY-MM-DD" in bad.text
+    good = await harness.client.get("/admin/usage?start=2026-05-01&end=2026-05-31", headers=admin.headers)
+    assert good.status_code == 200, good.text
+
+
 async def test_sandbox_keys_and_unpriced_models_cost_nothing(harness: Harness, tmp_path: Path) -> None:
     admin = await harness.tenant()
     key = (await create(harness, admin)).json()["key"]

@@ -5,7 +5,9 @@ code or response the document does not declare, a wrong ``Allow``, a schema-vali
 One bounded run (``MAX_EXAMPLES`` cases per operation, phases examples, coverage, fuzzing and the
 stateful links the document declares or schemathesis infers), authenticated per operation as the
 document says: the tenant API key where it asks for ``apiKeyBearer``, an admin JWT where it asks for
-``adminJWT``. About a minute; marked ``fuzz``.
+``adminJWT``. A few minutes; marked ``fuzz``. On a failure the message lists each failing check
+with its operations; schemathesis' whole report is in ``schemathesis-output.txt`` beside it (the
+test's tmp dir, named in the message).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from fastapi.routing import iter_route_contexts
 from openapi_spec_validator import validate
 
 from agent_server.settings import Settings
+from http_facade.app import create_app
 from http_facade.errors import uses_gateway_envelope
 from tests.wellknown.conftest import json_of
 from wellknown.openapi import RawRoute, build_openapi
@@ -53,8 +54,22 @@ async def test_every_route_of_the_app_is_documented(client: httpx.AsyncClient, a
                 missing.append(f"{method} {path}")
     assert not missing, f"routes missing from /openapi.json: {missing}"
     mcp = doc["paths"]["/api/mcp.php"]
-    assert {"get", "post", "delete"} <= set(mcp)
+    assert {"get", "post"} <= set(mcp)
     assert "application/json" in mcp["post"]["requestBody"]["content"]
+
+
+async def test_the_mcp_delete_exists_with_sessions_only(
+    client: httpx.AsyncClient, settings: Settings
+) -> None:
+    # DELETE ends a session: documented while it always answered 405 (sessions are off by default).
+    doc = json_of(await client.get("/openapi.json"))
+    for path in ("/api/mcp.php", "/api/mcp.php/"):
+        assert "delete" not in doc["paths"][path], path
+        refused = await client.delete(path)
+        assert refused.status_code == 405 and refused.headers["allow"] == "GET, HEAD, POST", path
+    with_sessions = create_app(settings.model_copy(update={"mcp_sessions": True})).openapi()
+    [session_id] = with_sessions["paths"]["/api/mcp.php"]["delete"]["parameters"][:1]
+    assert session_id["name"] == "Mcp-Session-Id" and session_id["required"] is True
 
 
 async def test_validation_errors_are_400_in_the_envelope_of_the_path(client: httpx.AsyncClient) -> None:

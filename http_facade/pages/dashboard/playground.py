@@ -31,6 +31,7 @@ from http_facade.pages.dashboard.route import (
 from http_facade.pages.dashboard.session import APP_PATH, Session
 from http_facade.pages.dashboard.tenant import tenant_of
 from http_facade.routes import admin_playground as json_routes
+from wellknown.event_stream import streamed_answer
 
 router = dashboard_router()
 PLAYGROUND_PAGE = f"{APP_PATH}/playground"
@@ -118,6 +119,7 @@ async def trace_page(request: Request, trace_id: TraceId, session: SessionDep) -
     summary="Dashboard: a trace's steps as server-sent events (step…, end)",
     response_class=EventSourceResponse,
     responses=responses(404),
+    openapi_extra={"responses": streamed_answer(json_routes.TRACE_EVENTS)},
 )
 async def trace_stream(request: Request, trace_id: TraceId, session: SessionDep) -> EventSourceResponse:
     admin = admin_services(request.app.state.services)

@@ -18,6 +18,7 @@ from agent_server.billing.money import exponent
 from agent_server.errors import ValidationFailed
 from agent_server.gateway.usage_report import report
 from agent_server.timeutil import utc
+from http_facade.deps import IsoDay
 from http_facade.pages.dashboard.charts import Chart, bar_chart
 from http_facade.pages.dashboard.route import SessionDep, dashboard_router, page, responses
 from http_facade.pages.dashboard.session import APP_PATH
@@ -80,8 +81,8 @@ def _charts(
 async def usage_page(
     request: Request,
     session: SessionDep,
-    start: Annotated[date | None, Query(description="First UTC day (YYYY-MM-DD).")] = None,
-    end: Annotated[date | None, Query(description="Last UTC day (YYYY-MM-DD).")] = None,
+    start: Annotated[IsoDay | None, Query(description="First UTC day (YYYY-MM-DD).")] = None,
+    end: Annotated[IsoDay | None, Query(description="Last UTC day (YYYY-MM-DD).")] = None,
 ) -> HTMLResponse:
     gateway = request.app.state.gateway
     first, last = _period(start, end, utc(gateway.clock.now()).date())
