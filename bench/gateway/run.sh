@@ -61,6 +61,7 @@ run_agentgate() {
   if ! curl -fsS -o /dev/null "http://127.0.0.1:$UPSTREAM_PORT/health" 2>/dev/null; then
     "$KIT/upstream.sh" start "$UPSTREAM_PORT"; UP_STARTED=1
   fi
+  "$VENV/bin/agentgate" migrate >/dev/null  # the operator commands never create an empty database
   "$VENV/bin/agentgate" tenants create --name bench-demo --plan enterprise --rate-limit 1000000000
   KEY="$("$VENV/bin/agentgate" keys create --tenant bench-demo --scopes chat,models --name bench 2>/dev/null | tail -1)"
   case "$KEY" in sk_live_*) ;; *) echo "error: no live key created (got: ${KEY:0:12}...)" >&2; exit 1 ;; esac
