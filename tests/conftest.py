@@ -50,6 +50,26 @@ REDIS_URL = _per_worker(os.environ.get("AGENTGATE_TEST_REDIS_URL", "redis://127.
 POSTGRES_URL = os.environ.get("AGENTGATE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
+# The longest modules first: `make test` spreads modules over processes (pytest-xdist, loadscope),
+# and a long module handed out last would run alone at the end.
+LONG_FIRST = (
+    "tests/security/test_schemathesis.py",
+    "tests/browser/",
+    "tests/mcp/test_inspector.py",
+    "tests/scale/",
+    "tests/operability/",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next(
+            (i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST)
+        )
+
+    items.sort(key=rank)  # stable: each module's tests stay together and in order
+
+
 def require_service(name: str, problem: str | None) -> None:
     """Skip (or, in CI, fail) when a real service the test needs is not reachable."""
     if problem is None:
