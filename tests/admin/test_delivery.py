@@ -42,7 +42,7 @@ async def core(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[
         request.getfixturevalue("postgres_url") if getattr(request, "param", "") == "postgres" else None
     )
     settings = Settings(
-        data_dir=tmp_path, database_url=database_url, redis_url=None, webhook_timeout_seconds=2.0
+        data_dir=tmp_path, database_url=database_url, redis_url=None, webhook_timeout_seconds=10.0
     )
     upgrade(settings)
     clock = ManualClock(start=time.time())  # near real time: the reference verifier checks the window
@@ -169,7 +169,7 @@ async def test_two_workers_never_send_one_attempt_twice(core: Core, receiver: Re
         await rotate(core)
     admin = core.admin
     workers = [
-        DeliveryWorker(core.services.db, admin.box, core.clock, admin.guard, timeout=2.0) for _ in range(3)
+        DeliveryWorker(core.services.db, admin.box, core.clock, admin.guard, timeout=10.0) for _ in range(3)
     ]
     counts = await asyncio.gather(*(w.tick() for w in workers))
     assert sum(counts) == 5

@@ -130,10 +130,11 @@ async def test_redis_outage_degrades_then_recovers_without_500s(
     refused = [h for h in during if h.route == "chat" and h.status == 503]
     assert all(h.body["error"]["retry_after"] == 5 for h in refused)
     assert all(h.degraded for h in during if h.route in ("v1", "ask", "jobs"))
-    # Nothing hangs on the dead Redis: at most the three 0.5 s timeouts before the breaker opens,
-    # plus scheduling on a machine that runs other test processes beside this one (a hang would be
-    # redis-py's default, no socket timeout at all).
-    assert max(h.seconds for h in during) < 3 * 0.5 + 1.5
+    # Nothing hangs on the dead Redis: requests answer within the three 0.5 s timeouts before the
+    # breaker opens (the slowest twentieth may also wait for a CPU that the other test processes of
+    # `make test` share), and none waits anywhere near a hang (redis-py's default is no timeout).
+    seconds = sorted(h.seconds for h in during)
+    assert seconds[int(len(seconds) * 0.95)] < 3 * 0.5 and seconds[-1] < 10, seconds[-5:]
     assert {h.status for h in after} <= {200, 202} and not any(h.degraded for h in after)
     async with client(servers[0]) as a:
         assert (await health(a))[0] == "ok"
