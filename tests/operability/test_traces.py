@@ -60,7 +60,13 @@ async def test_a_chat_request_produces_a_trace_with_request_upstream_and_databas
                 streamed = await client.post(
                     CHAT, json={**body, "stream": True}, headers={**headers, "X-Request-Id": "stream-req-1"}
                 )
-            spans = receiver.wait_for(lambda got: len([s for s in got if s.name.startswith("chat ")]) == 2)
+            # Both requests' spans: the upstream calls and the two server spans (a stream's ends last).
+            spans = receiver.wait_for(
+                lambda got: (
+                    sum(s.name.startswith("chat ") for s in got) == 2
+                    and sum(s.name == f"POST {CHAT}" for s in got) == 2
+                )
+            )
             lines = [json.loads(line) for line in server.log_lines()]
     assert answer.status_code == 200 and streamed.status_code == 200, (answer.text, streamed.text)
 

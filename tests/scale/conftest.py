@@ -221,8 +221,14 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+# Idle connections are dropped after 2 s, before uvicorn closes them (its keep-alive is 5 s): a
+# request never goes out on a connection the server is closing at that moment (a ReadError).
+KEEPALIVE = httpx.Limits(keepalive_expiry=2.0)
+
+
 def client(server: Server, **kwargs: object) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=server.url, **{"timeout": 30, **kwargs})  # type: ignore[arg-type]
+    options = {"timeout": 30, "limits": KEEPALIVE, **kwargs}
+    return httpx.AsyncClient(base_url=server.url, **options)  # type: ignore[arg-type]
 
 
 async def admin_token(server: Server) -> str:
