@@ -25,7 +25,7 @@ from agent_server.errors import TimedOut, UpstreamFailed
 from agent_server.llm.anthropic_translate import MESSAGES, prompt_tokens
 from agent_server.llm.config import UpstreamConfig
 from agent_server.llm.openai_compat import OpenAICompatBackend
-from agent_server.llm.sse import Event, EventReader, upstream_error
+from agent_server.llm.sse import Event, upstream_error
 from agent_server.llm.tokens import count_tokens
 from agent_server.llm.types import Answer, Call, Chunk, Usage
 from agent_server.llm.wire import ModelRewriter, sse
@@ -116,23 +116,8 @@ class AnthropicBackend(OpenAICompatBackend):
     async def relay_stream(self, call: Call) -> AsyncIterator[list[Chunk]]:
         self._served(call)
         response = await self._send(MESSAGES, self._body(call))
-        state, reader = NativeEvents(self.name, call), EventReader()
-        tail: list[Chunk] = []
-        try:
-            async for piece in response.chunks():  # read to the end: the connection goes back to the pool
-                if batch := state.feed(reader.feed(piece)):
-                    yield batch
-            tail = state.feed(reader.close())
-        except httpx.TimeoutException:
-            if not state.done:
-                raise TimedOut(f"upstream {self.name} stalled mid-stream", code="upstream_timeout") from None
-        except httpx.TransportError as exc:
-            if not state.done:
-                raise UpstreamFailed(f"upstream {self.name} stream broke: {type(exc).__name__}") from None
-        finally:
-            await response.aclose()
-        if tail := tail + state.end():
-            yield tail
+        async for batch in self._pump(response, NativeEvents(self.name, call)):
+            yield batch
 
 
 class NativeEvents:

@@ -32,7 +32,7 @@ from agent_server.errors import AgentError, TimedOut, Unavailable, UpstreamFaile
 from agent_server.llm.adapter import chat_call, completion_of, typed_deltas
 from agent_server.llm.config import UpstreamConfig
 from agent_server.llm.dialects import DIALECTS
-from agent_server.llm.sse import EventReader, RelayState, upstream_error
+from agent_server.llm.sse import EventReader, RelayState, StreamState, upstream_error
 from agent_server.llm.tokens import estimate
 from agent_server.llm.transport import Exchange, HttpxExchange, PooledTransport, upstream_transport
 from agent_server.llm.types import (
@@ -214,11 +214,18 @@ class OpenAICompatBackend:
     @observed_stream
     async def relay_stream(self, call: Call) -> AsyncIterator[list[Chunk]]:
         response = await self._send(call.endpoint, self._body(call))
-        state, reader = RelayState(self.name, call), EventReader()
+        async for batch in self._pump(response, RelayState(self.name, call)):
+            yield batch
+
+    async def _pump(
+        self, response: Exchange | HttpxExchange, state: StreamState
+    ) -> AsyncIterator[list[Chunk]]:
+        """Feed an upstream's event stream to ``state``, one batch of chunks per read. A break after
+        the last event is no failure; reading goes on after it so the body ends and the connection
+        returns to the pool."""
+        reader = EventReader()
         tail: list[Chunk] = []
         try:
-            # Reading goes on after the last event so the body ends and the connection returns to
-            # the pool.
             async for piece in response.chunks():
                 if batch := state.feed(reader.feed(piece)):
                     yield batch

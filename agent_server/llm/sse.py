@@ -13,7 +13,7 @@ replaced by the next one of the route.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic_core import from_json
 
@@ -80,6 +80,16 @@ class EventReader:
                 self._event = line[6:].strip()
             # comments (": keep-alive"), id: and retry: are not passed on
         return events
+
+
+class StreamState(Protocol):
+    """What turns an upstream's events into chunks: ``RelayState`` here, Anthropic's ``NativeEvents``."""
+
+    done: bool
+
+    def feed(self, events: list[Event]) -> list[Chunk]: ...
+
+    def end(self) -> list[Chunk]: ...
 
 
 class RelayState:

@@ -12,7 +12,7 @@ from fastapi import APIRouter, FastAPI, Request, Response
 
 from agent_server.gateway.bodies import read_call
 from agent_server.llm.types import CHAT, EMBEDDINGS, Call
-from http_facade.routes import gateway_embeddings
+from http_facade.routes import gateway_embeddings, gateway_v1
 from http_facade.routes.gateway_relay import DirectRoute, request_body
 from http_facade.routes.gateway_surface import Surface, serve
 from http_facade.routes.gateway_v1 import CHAT_COMPLETIONS
@@ -36,17 +36,8 @@ async def chat_completions(request: Request) -> Response:
 
 
 def add_chat_route(app: FastAPI) -> None:
-    """The cached chat route on the app itself, first (as ``gateway_v1.add_chat_route`` does)."""
-    app.router.add_api_route(
-        "/v1/chat/completions",
-        chat_completions,
-        methods=["POST"],
-        tags=["gateway"],
-        summary="Create a chat completion (JSON, or server-sent events with stream: true)",
-        openapi_extra=request_body(CHAT, streamed=True),
-        route_class_override=DirectRoute,
-    )
-    app.router.routes.insert(0, app.router.routes.pop())
+    """The cached chat route on the app itself, first, as ``gateway_v1.add_chat_route`` places it."""
+    gateway_v1.add_chat_route(app, chat_completions)
 
 
 @router.post(

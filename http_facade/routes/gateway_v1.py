@@ -9,6 +9,7 @@ endpoints have a module each (``gateway_completions.py``, ``gateway_embeddings.p
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request, Response
@@ -34,7 +35,7 @@ async def chat_completions(request: Request) -> Response:
     return await relay_request(request, CHAT_COMPLETIONS)
 
 
-def add_chat_route(app: FastAPI) -> None:
+def add_chat_route(app: FastAPI, endpoint: Callable[..., Awaitable[Response]] | None = None) -> None:
     """``POST /v1/chat/completions`` on the app itself, ahead of every other route.
 
     A route of an included router is matched twice per request (FastAPI asks the router whether it
@@ -42,7 +43,7 @@ def add_chat_route(app: FastAPI) -> None:
     """
     app.router.add_api_route(
         "/v1/chat/completions",
-        chat_completions,
+        endpoint or chat_completions,  # the response cache brings its own (gateway_cached.py)
         methods=["POST"],
         tags=["gateway"],
         summary="Create a chat completion (JSON, or server-sent events with stream: true)",
