@@ -217,17 +217,32 @@ def deployment(tmp_path_factory: pytest.TempPathFactory, scale_env: dict[str, st
         next(database, None)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test's report carries the end of every process log of its deployment."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    deployment = getattr(item, "funcargs", {}).get("deployment")
+    if report.when == "call" and report.failed and isinstance(deployment, Deployment):
+        for proc in [*deployment.procs, deployment.redis]:
+            state = "running" if proc.alive else f"exited {proc.popen and proc.popen.returncode}"
+            report.sections.append((f"{proc.name} ({state}), end of its log", proc.log_tail(60)))
+
+
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-# Idle connections are dropped after 2 s, before uvicorn closes them (its keep-alive is 5 s): a
-# request never goes out on a connection the server is closing at that moment (a ReadError).
-KEEPALIVE = httpx.Limits(keepalive_expiry=2.0)
+# A new connection for every request. A kept-alive one races uvicorn's keep-alive timer whenever a
+# process of a loaded machine stalls for seconds: the timer fires before the next request is read,
+# and the request meets a closed connection (an empty ReadError). These tests are about shared
+# state and outages, not connection reuse; on a new connection a close without an answer is the
+# server's fault.
+NO_REUSE = httpx.Limits(max_keepalive_connections=0)
 
 
 def client(server: Server, **kwargs: object) -> httpx.AsyncClient:
-    options = {"timeout": 30, "limits": KEEPALIVE, **kwargs}
+    options = {"timeout": 30, "limits": NO_REUSE, **kwargs}
     return httpx.AsyncClient(base_url=server.url, **options)  # type: ignore[arg-type]
 
 
