@@ -251,6 +251,12 @@ class Settings(BaseSettings):
     access_log: bool = Field(
         default=False, description="One log line per request (request id, status, duration)."
     )
+    http_keepalive_seconds: int = Field(
+        default=5,
+        ge=1,
+        le=3600,
+        description="How long an idle client connection stays open; longer than a load balancer's idle timeout.",
+    )
     metrics_token: SecretStr | None = Field(
         default=None, description="Bearer token /metrics/prometheus requires; unset: open."
     )

@@ -57,6 +57,7 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
         port=port,
         workers=args.workers,
         log_level="warning",
+        timeout_keep_alive=settings.http_keepalive_seconds,  # above a load balancer's idle timeout
         access_log=False,  # ours is the edge's (AGENTGATE_ACCESS_LOG), with the request id
         log_config=logging_config(settings),  # applied by uvicorn in every worker it starts
     )
