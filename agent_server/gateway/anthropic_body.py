@@ -12,11 +12,14 @@ A failure raises pydantic's ``ValidationError``; the route turns it into a 400 n
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, WithJsonSchema
 from typing_extensions import TypedDict
 
+from agent_server.errors import ValidationFailed
 from agent_server.llm.anthropic_translate import MESSAGES
 from agent_server.llm.types import Call
 
@@ -112,3 +115,33 @@ def read_messages_call(raw: bytes, created: int) -> Call:
 
 def read_count_body(raw: bytes) -> dict[str, Any]:
     return COUNT_BODY.validate_json(raw)
+
+
+# What a native upstream gets of the client's head: beta feature names (comma-separated tokens;
+# several such headers are joined, as HTTP allows) and the API version (a date).
+_BETA = re.compile(rb"[A-Za-z0-9._-]+(?: *, *[A-Za-z0-9._-]+)*")
+_PASSED = {b"anthropic-beta": _BETA, b"anthropic-version": re.compile(rb"\d{4}-\d{2}-\d{2}")}
+_MAX_HEADER = 1000
+
+
+def passed_headers(head: Iterable[tuple[bytes, bytes]]) -> tuple[tuple[bytes, bytes], ...]:
+    """``anthropic-beta`` and ``anthropic-version`` of a request, checked; a 400 when malformed."""
+    found: dict[bytes, list[bytes]] = {}
+    for name, value in head:
+        if name in _PASSED:
+            found.setdefault(name, []).append(value.strip())
+    passed = []
+    for name, values in found.items():
+        value = b",".join(values)
+        if (
+            len(value) > _MAX_HEADER
+            or not _PASSED[name].fullmatch(value)
+            or (name == b"anthropic-version" and len(values) > 1)
+        ):
+            raise ValidationFailed(
+                f"Header {name.decode()} is malformed: "
+                + ("comma-separated beta names." if name == b"anthropic-beta" else "one date, YYYY-MM-DD."),
+                param=name.decode(),
+            )
+        passed.append((name, value))
+    return tuple(passed)

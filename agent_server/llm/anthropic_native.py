@@ -1,9 +1,9 @@
 """An Anthropic-compatible upstream (``"dialect": "anthropic"`` in AGENTGATE_UPSTREAMS).
 
 ``POST /v1/messages`` passes to it as the client sent it, but for the model id: the body goes to
-``{base_url}/messages`` with the upstream's key as ``x-api-key`` and ``anthropic-version``, and the
-answer or each event comes back as the upstream's bytes with our public model id put back. The
-connection pool, retries and error mapping are those of every upstream (``OpenAICompatBackend``);
+``{base_url}/messages`` with the upstream's key as ``x-api-key``, the client's ``anthropic-beta`` and
+``anthropic-version`` (else ``2023-06-01``), and the answer or each event comes back as the
+upstream's bytes with our public model id put back. The connection pool, retries and error mapping are those of every upstream (``OpenAICompatBackend``);
 only the request head and the reading of answers differ. It serves the Messages API only: any
 other call is a 502 for this backend, so a route falls back to its next one.
 
@@ -32,6 +32,7 @@ from agent_server.llm.wire import ModelRewriter, sse
 from agent_server.upstream_telemetry import observed_relay, observed_stream
 
 ANTHROPIC_VERSION = "2023-06-01"  # the API version every Anthropic-compatible server accepts
+_VERSION = (b"anthropic-version", ANTHROPIC_VERSION.encode())
 Data = dict[str, Any]
 _OPENING = frozenset({"message_start", "content_block_start", "ping"})
 
@@ -49,6 +50,14 @@ def native_usage(raw: object) -> Usage | None:
     )
     output = raw.get("output_tokens")
     return Usage(raw["input_tokens"] + cached, output if type(output) is int else 0)
+
+
+def _head(call: Call) -> tuple[tuple[bytes, bytes], ...]:
+    """The client's anthropic-beta and anthropic-version (gateway_messages.py), the version defaulted."""
+    passed = call.upstream_headers
+    if any(name == b"anthropic-version" for name, _ in passed):
+        return passed
+    return (_VERSION, *passed)
 
 
 def _text(data: Data) -> str:
@@ -71,7 +80,6 @@ class AnthropicBackend(OpenAICompatBackend):
             "Accept-Encoding": "identity",
             "User-Agent": "agentgate",
             "Content-Type": "application/json",
-            "anthropic-version": ANTHROPIC_VERSION,
         }
         if self._secret:
             headers["x-api-key"] = self._secret
@@ -92,7 +100,7 @@ class AnthropicBackend(OpenAICompatBackend):
     @observed_relay  # the upstream histogram and span, as for every upstream
     async def relay(self, call: Call) -> Answer:
         self._served(call)
-        response = await self._send(MESSAGES, self._body(call))
+        response = await self._send(MESSAGES, self._body(call), _head(call))
         try:
             raw = await response.read()
         except httpx.TimeoutException:
@@ -115,7 +123,7 @@ class AnthropicBackend(OpenAICompatBackend):
     @observed_stream
     async def relay_stream(self, call: Call) -> AsyncIterator[list[Chunk]]:
         self._served(call)
-        response = await self._send(MESSAGES, self._body(call))
+        response = await self._send(MESSAGES, self._body(call), _head(call))
         async for batch in self._pump(response, NativeEvents(self.name, call)):
             yield batch
 

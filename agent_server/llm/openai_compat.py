@@ -57,6 +57,7 @@ _ENDPOINTS = (CHAT, COMPLETIONS, EMBEDDINGS, RESPONSES)
 # Upstreams are always asked for the usage of a stream, to meter it (llm/sse.py drops the usage
 # chunk again when the client did not ask for it).
 _USAGE_STREAMS = frozenset({CHAT, COMPLETIONS})
+Head = tuple[tuple[bytes, bytes], ...]
 
 
 class OpenAICompatBackend:
@@ -132,25 +133,30 @@ class OpenAICompatBackend:
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, "[redacted]") if self._secret else text
 
-    async def _open(self, endpoint: str, content: bytes) -> Exchange | HttpxExchange:
+    async def _open(self, endpoint: str, content: bytes, extra: Head = ()) -> Exchange | HttpxExchange:
         request_id = REQUEST_ID.get()  # the client's request, named in the upstream's logs too
         if type(self._transport) is PooledTransport:
             head = self._heads[endpoint] + b"%d\r\n" % len(content)
             if request_id is not None:
                 head += b"X-Request-Id: %s\r\n" % request_id.encode()
+            for name, value in extra:
+                head += b"%s: %s\r\n" % (name, value)
             data = head + b"\r\n" + content
             return await self._transport.exchange(self._origin, data, self._timeouts)  # decodes gzip itself
         headers = self._headers if request_id is None else {**self._headers, "X-Request-Id": request_id}
+        if extra:
+            headers = {**headers, **{name.decode(): value.decode() for name, value in extra}}
         request = httpx.Request("POST", self._urls[endpoint], headers=headers, content=content)
         request.extensions = self._extensions
         return HttpxExchange(await self._transport.handle_async_request(request))
 
-    async def _send(self, endpoint: str, content: bytes) -> Exchange | HttpxExchange:
-        """A 2xx response with its body unread, or the mapped error after bounded retries."""
+    async def _send(self, endpoint: str, content: bytes, extra: Head = ()) -> Exchange | HttpxExchange:
+        """A 2xx response with its body unread, or the mapped error after bounded retries; ``extra``
+        are request headers of this call only (checked values: no line breaks)."""
         attempt = 0
         while True:
             try:
-                response = await self._open(endpoint, content)
+                response = await self._open(endpoint, content, extra)
             except httpx.ConnectTimeout:
                 error: AgentError = Unavailable(f"upstream {self.name} did not accept a connection in time")
             except httpx.PoolTimeout:

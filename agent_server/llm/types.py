@@ -96,6 +96,9 @@ class Call:
     # asked for it, for metering, and it is passed on only when this is set.
     include_usage: bool = False
     created: int = 0  # the gateway's clock, for answers the gateway itself makes up
+    # Request headers a native upstream gets as the client sent them (Messages: anthropic-beta,
+    # anthropic-version); upstreams the call is translated for ignore them.
+    upstream_headers: tuple[tuple[bytes, bytes], ...] = ()
 
 
 class Answer(NamedTuple):

@@ -1,7 +1,8 @@
 """The Anthropic Messages API: POST /v1/messages and POST /v1/messages/count_tokens.
 
 Any Anthropic client works with only its base URL changed: the key is read from ``x-api-key`` (or
-``Authorization: Bearer``), ``anthropic-version`` is accepted, and every error of these routes is in
+``Authorization: Bearer``), ``anthropic-version`` and ``anthropic-beta`` go on to an
+Anthropic-compatible upstream (``passed_headers``), and every error of these routes is in
 Anthropic's shape (``agent_server/gateway/anthropic_errors.py``). A message is relayed like chat
 completions (``gateway_surface.serve``): natively to an Anthropic-compatible upstream, translated
 for the others and the sandbox mock (``agent_server/llm/messages_bridge.py``); metered as
@@ -19,7 +20,13 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 
 from agent_server.errors import AgentError
-from agent_server.gateway.anthropic_body import COUNT_BODY, MESSAGES_BODY, read_count_body, read_messages_call
+from agent_server.gateway.anthropic_body import (
+    COUNT_BODY,
+    MESSAGES_BODY,
+    passed_headers,
+    read_count_body,
+    read_messages_call,
+)
 from agent_server.gateway.anthropic_errors import ANTHROPIC_STREAM, anthropic_error
 from agent_server.gateway.relay import Exchange
 from agent_server.gateway.service import Gateway
@@ -33,7 +40,9 @@ from wellknown.oauth import with_bearer_challenge
 
 log = logging.getLogger("agentgate.gateway")
 router = APIRouter(tags=["gateway"], route_class=DirectRoute)
-SURFACE = Surface(Endpoint(MESSAGES, "chat", "messages", None, ANTHROPIC_STREAM), read_messages_call)
+SURFACE = Surface(
+    Endpoint(MESSAGES, "chat", "messages", None, ANTHROPIC_STREAM), read_messages_call, passed=passed_headers
+)
 COUNT_USAGE = "messages.count_tokens"
 
 _ERROR = {
@@ -53,12 +62,39 @@ _ERROR = {
 _ERRORS = {"anyOf": [_ERROR, {"$ref": "#/components/schemas/GatewayError"}]}
 
 
-def _openapi(body: Any, ok: dict[str, Any]) -> dict[str, Any]:
+# The client's head an Anthropic-compatible upstream gets (anthropic_body.passed_headers).
+_PASSED = [
+    {
+        "name": "anthropic-version",
+        "in": "header",
+        "required": False,
+        "description": "The Messages API version; an Anthropic-compatible upstream gets it (else 2023-06-01).",
+        "schema": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
+    },
+    {
+        "name": "anthropic-beta",
+        "in": "header",
+        "required": False,
+        "description": "Comma-separated beta names, passed to an Anthropic-compatible upstream.",
+        "schema": {
+            "type": "string",
+            "maxLength": 1000,
+            "pattern": "^[A-Za-z0-9._-]+( *, *[A-Za-z0-9._-]+)*$",
+        },
+    },
+]
+
+
+def _openapi(body: Any, ok: dict[str, Any], head: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     responses: dict[str, Any] = {"200": {"description": "The answer", "content": ok}}
     for status in ("400", "401", "402", "403", "404", "429", "500", "502", "503", "504"):
         responses[status] = {"description": "An error", "content": {JSON: {"schema": _ERRORS}}}
     schema = _inline_refs(body.json_schema())
-    return {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}, "responses": responses}
+    request = {
+        "requestBody": {"required": True, "content": {JSON: {"schema": schema}}},
+        "responses": responses,
+    }
+    return {**request, "parameters": head} if head else request
 
 
 _MESSAGE = {JSON: {"schema": {"type": "object"}}, SSE: EVENT_STREAM}
@@ -94,7 +130,7 @@ def error_response(request: Request, err: AgentError) -> Response:
 @router.post(
     "/v1/messages",
     summary="Create a message (the Anthropic Messages API; JSON, or its events with stream: true)",
-    openapi_extra=_openapi(MESSAGES_BODY, _MESSAGE),
+    openapi_extra=_openapi(MESSAGES_BODY, _MESSAGE, _PASSED),
 )
 async def create_message(request: Request) -> Response:
     return await _anthropic_shaped(request, lambda r: serve(r, SURFACE))

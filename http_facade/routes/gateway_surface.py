@@ -8,7 +8,8 @@ after, the style of a stream's in-band error, and the response cache. The /v1 ro
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import replace
 from typing import NamedTuple
 
 from fastapi import Request, Response
@@ -29,6 +30,7 @@ from http_facade.streaming import EventStreamResponse
 CACHE_HEADER = "X-Agentgate-Cache"  # hit, miss or bypass in answers; no-store in a request skips the cache
 Reader = Callable[[bytes, int], Call]
 Check = Callable[[Gateway, Caller, Call], Awaitable[Call]]
+Head = Iterable[tuple[bytes, bytes]]
 
 
 class Surface(NamedTuple):
@@ -36,6 +38,7 @@ class Surface(NamedTuple):
     read: Reader  # raw body and the clock's second -> the call (pydantic's ValidationError if bad)
     key_of: Callable[[Request], str | None] = api_key_of
     check: Check | None = None  # after the body is read: may refuse or change the call
+    passed: Callable[[Head], tuple[tuple[bytes, bytes], ...]] | None = None  # headers for a native upstream
 
 
 def skips_cache(request: Request) -> bool:
@@ -65,6 +68,8 @@ async def serve(
     try:
         call = surface.read(await request.body(), int(gateway.clock.now()))
         exchange.model = call.model  # a refusal below is recorded with its model
+        if surface.passed is not None:
+            call = replace(call, upstream_headers=surface.passed(request.scope["headers"]))
         if surface.check is not None:
             call = await surface.check(gateway, caller, call)
     except ValidationError as exc:

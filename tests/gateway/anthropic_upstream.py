@@ -86,6 +86,7 @@ class AnthropicUpstream:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []  # (headers, body)
+        self.heads: list[list[tuple[bytes, bytes]]] = []  # each request's headers, repeats included
         self.break_after: int | None = None
         self.status = 200
         app = Starlette(routes=[Route("/v1/messages", self._messages, methods=["POST"])])
@@ -113,6 +114,7 @@ class AnthropicUpstream:
     async def _messages(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append((dict(request.headers), body))
+        self.heads.append(list(request.headers.raw))
         if self.status != 200:
             error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
             return JSONResponse(error, status_code=self.status)

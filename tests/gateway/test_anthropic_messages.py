@@ -210,6 +210,25 @@ async def test_bad_bodies_are_400_in_anthropics_shape(
     assert param in error["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    "header",
+    [
+        {"anthropic-beta": "tools-2024-05-16 prompt-caching"},
+        {"anthropic-beta": "a;b"},
+        {"anthropic-beta": "x" * 1001},
+        {"anthropic-version": "latest"},
+    ],
+)
+async def test_a_malformed_anthropic_header_is_400_naming_it(
+    harness: Harness, key: str, header: dict[str, str]
+) -> None:
+    headers = {"x-api-key": key, "anthropic-version": "2023-06-01", **header}
+    response = await harness.client.post("/v1/messages", json=message_body(), headers=headers)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["type"] == "invalid_request_error" and next(iter(header)) in error["message"]
+
+
 async def test_errors_of_keys_scopes_and_models_in_anthropics_shape(harness: Harness, key: str) -> None:
     missing = await harness.client.post("/v1/messages", json=message_body())
     assert missing.status_code == 401

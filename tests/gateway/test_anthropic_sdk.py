@@ -250,10 +250,16 @@ async def test_sdk_through_an_anthropic_compatible_upstream_unchanged(
     extra = {"thinking": {"type": "enabled", "budget_tokens": 1024}, "service_tier": "auto"}
     async with sdk(server, await new_key(settings, "enterprise")) as client:
         fields = {**SAMPLING, "a_field_of_tomorrow": [1]}
-        message = await client.messages.create(model=CLAUDE, **RICH, extra_body=fields, **extra)
+        beta = {"anthropic-beta": "interleaved-thinking-2025-05-14,token-efficient-tools-2025-02-19"}
+        message = await client.messages.create(
+            model=CLAUDE, **RICH, extra_body=fields, extra_headers=beta, **extra
+        )
         headers, body = anthropic_upstream.last
         assert body == {**RICH, **extra, **fields, "model": UPSTREAM_MODEL}
-        assert headers["x-api-key"] == UPSTREAM_KEY and headers["anthropic-version"] == "2023-06-01"
+        assert headers["x-api-key"] == UPSTREAM_KEY
+        # the SDK's API version and betas, passed as the client sent them
+        assert headers["anthropic-version"] == client.default_headers["anthropic-version"]
+        assert headers["anthropic-beta"] == beta["anthropic-beta"]
         assert "authorization" not in headers
         assert message.model == CLAUDE and message.stop_reason == "tool_use"
         assert [block.to_dict() for block in message.content] == MESSAGE["content"]
@@ -262,6 +268,7 @@ async def test_sdk_through_an_anthropic_compatible_upstream_unchanged(
             pieces = [piece async for piece in stream.text_stream]
             final = await stream.get_final_message()
         assert anthropic_upstream.last[1] == {**RICH, "model": UPSTREAM_MODEL, "stream": True}
+        assert "anthropic-beta" not in anthropic_upstream.last[0]  # only this call's own
         assert "".join(pieces) == "Checking the weather." and final.model == CLAUDE
         assert final.content[1].input == {"city": "Paris"}  # type: ignore[union-attr]
         assert final.usage.output_tokens == 9 and final.stop_reason == "tool_use"
