@@ -53,6 +53,7 @@ def key_view(key: ApiKey) -> dict[str, Any]:
         "revoked_at": iso(key.revoked_at),
         "replaced_by": key.replaced_by,
         "expires_at": iso(key.expires_at),
+        "last_used_at": iso(key.last_used_at),
     }
 
 
@@ -184,7 +185,10 @@ def api_keys(args: argparse.Namespace, settings: Settings) -> int:
         emit(
             args,
             views,
-            table(views, ["id", "tenant_id", "name", "scopes", "redacted", "status", "created_at"]),
+            table(
+                views,
+                ["id", "tenant_id", "name", "scopes", "redacted", "status", "created_at", "last_used_at"],
+            ),
         )
         return 0
 

@@ -89,6 +89,9 @@ class ApiKey(SQLModel, table=True):
     budget_spend: int | None = Field(default=None, sa_column=Column(BigInteger), description="minor units")
     expires_at: datetime | None = None
     key_metadata: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
+    # The time of the key's newest usage row, set by the usage writer with each batch it writes (so
+    # it lags by the writer's interval; migration 0013_key_last_used). Null: never used.
+    last_used_at: datetime | None = None
 
 
 class UsageRecord(SQLModel, table=True):

@@ -23,9 +23,9 @@ import logging
 import secrets
 from typing import Any, NamedTuple, Protocol
 
-from sqlalchemy import insert
+from sqlalchemy import bindparam, insert, or_, update
 
-from agent_server.gateway.tables import UsageRecord
+from agent_server.gateway.tables import ApiKey, UsageRecord
 from agent_server.storage.db import Database
 from agent_server.timeutil import utc
 
@@ -33,6 +33,16 @@ log = logging.getLogger("agentgate.usage")
 USAGE_LOG = "usage:log"
 DRAIN_LOCK = "usage:drain-lock"
 USAGE_TABLE = UsageRecord.__table__  # type: ignore[attr-defined]
+_KEYS = ApiKey.__table__  # type: ignore[attr-defined]
+# Only ever forward: a batch of older rows (a drain behind a process's own list) leaves it as is.
+KEY_USED = (
+    update(_KEYS)
+    .where(
+        _KEYS.c.id == bindparam("key"),
+        or_(_KEYS.c.last_used_at.is_(None), _KEYS.c.last_used_at < bindparam("at")),
+    )
+    .values(last_used_at=bindparam("at"))
+)
 
 
 class UsageLog(Protocol):
@@ -213,9 +223,16 @@ class UsageWriter:
         statement: Any = insert(USAGE_TABLE)
         if any(row.row_token for row in rows):
             statement = _insert_once(self._db.engine.dialect.name)
+        latest: dict[str, float] = {}
+        for row in rows:
+            if row.created_at > latest.get(row.key_id, 0.0):
+                latest[row.key_id] = row.created_at
+        # Keys in one order in every process: two writers' transactions cannot deadlock on them.
+        used = [{"key": key, "at": utc(at)} for key, at in sorted(latest.items())]
         # Core executemany on a connection: the ORM's bulk path costs several times more per row.
         async with self._db.engine.begin() as conn:
             await conn.execute(statement, values)
+            await conn.execute(KEY_USED, used)  # one statement per distinct key of the batch
 
 
 def _insert_once(dialect: str) -> Any:

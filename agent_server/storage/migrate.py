@@ -29,12 +29,24 @@ def upgrade(settings: Settings, revision: str = "heads") -> None:
     install_sqlite_pragmas(engine)
     config = alembic_config(settings)
     try:
-        with engine.begin() as connection:
-            if connection.dialect.name == "postgresql":
-                # Serialise concurrent starts of several processes on one database.
-                connection.exec_driver_sql("SELECT pg_advisory_xact_lock(727272)")
-            config.attributes["connection"] = connection
-            command.upgrade(config, revision)
+        with engine.connect() as connection:
+            sqlite = connection.dialect.name == "sqlite"
+            if sqlite:
+                # SQLite changes a table by copying it and dropping the old one, which the foreign
+                # keys of other tables' rows would refuse; they are checked once at the end instead.
+                # The pragma only takes effect outside a transaction, so it comes first.
+                connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+                connection.commit()
+            with connection.begin():
+                if not sqlite:
+                    # Serialise concurrent starts of several processes on one database.
+                    connection.exec_driver_sql("SELECT pg_advisory_xact_lock(727272)")
+                config.attributes["connection"] = connection
+                command.upgrade(config, revision)
+                if sqlite and (broken := connection.exec_driver_sql("PRAGMA foreign_key_check").all()):
+                    raise RuntimeError(
+                        f"the migrated schema breaks {len(broken)} foreign key(s): {broken[:3]}"
+                    )
     finally:
         engine.dispose()
 

@@ -86,6 +86,10 @@ class KeyView(BaseModel):
     budget: BudgetSpec | None
     expires_at: int | None
     metadata: Metadata | None
+    last_used_at: int | None = Field(
+        default=None,
+        description="When the key last made a request, as its usage is written (a second or so behind); null: never.",
+    )
     spend: KeySpend | None = None
 
 
@@ -124,13 +128,19 @@ def view(record: ApiKey) -> dict[str, Any]:
         "budget": budget,
         "expires_at": _ts(record.expires_at),
         "metadata": record.key_metadata,
+        "last_used_at": _ts(record.last_used_at),
     }
 
 
 async def _with_spend(gateway: Gateway, tenant_id: str, records: list[ApiKey]) -> list[KeyView]:
-    await gateway.usage.flush()  # include what the writer still holds, so the spend is current
+    """The keys as shown; the caller flushed the usage writer before it read them (``_fresh``)."""
     spend = await gateway.key_admin.spend(tenant_id, records)
     return [KeyView(**view(record), spend=spend[record.id]) for record in records]
+
+
+async def _fresh(gateway: Gateway) -> None:
+    """Write the rows the usage writer still holds: spend and ``last_used_at`` are then current."""
+    await gateway.usage.flush()
 
 
 @router.post("/admin/auth/login", summary="Exchange e-mail and password for an admin JWT")
@@ -149,12 +159,14 @@ async def create_key(body: KeyCreate, admin: AdminDep, gateway: GatewayDep, resp
 
 @router.get("/admin/api-keys", summary="The tenant's API keys with their spend, without secrets")
 async def list_keys(admin: AdminDep, gateway: GatewayDep) -> KeyList:
+    await _fresh(gateway)
     records = await tenant_keys(gateway.db, admin.tenant_id)
     return KeyList(data=await _with_spend(gateway, admin.tenant_id, records))
 
 
 @router.get("/admin/api-keys/{key_id}", summary="One API key with its spend, without its secret")
 async def show_key(key_id: str, admin: AdminDep, gateway: GatewayDep) -> KeyView:
+    await _fresh(gateway)
     record = await find_key(gateway.db, admin.tenant_id, key_id)
     return (await _with_spend(gateway, admin.tenant_id, [record]))[0]
 
@@ -166,6 +178,7 @@ async def change_key(
     key_id: str, body: KeyPatch, admin: AdminDep, gateway: GatewayDep, request: Request
 ) -> KeyView:
     # The body is the options too: only the fields it sets change (KeyAdmin.update).
+    await _fresh(gateway)
     record = await gateway.key_admin.update(
         admin.tenant_id, key_id, name=body.name, scopes=body.scopes, options=body
     )

@@ -168,7 +168,17 @@ def test_text_output_for_people(data: Path, capsys: pytest.CaptureFixture[str]) 
     key_id, full = out.split()[1], out.splitlines()[1]
     assert code == 0 and full.startswith("sk_test_") and "only time" in err
     header, row = run(["keys", "list", "--tenant", "Globex"], capsys)[1].splitlines()
-    assert header.split() == ["ID", "TENANT_ID", "NAME", "SCOPES", "REDACTED", "STATUS", "CREATED_AT"]
+    assert header.split() == [
+        "ID",
+        "TENANT_ID",
+        "NAME",
+        "SCOPES",
+        "REDACTED",
+        "STATUS",
+        "CREATED_AT",
+        "LAST_USED_AT",
+    ]
+    assert row.split()[-1] == "-"  # never used
     assert row.split()[0] == key_id and "active" in row and full not in row
     code, out, _ = run(["tenants", "set-plan", "--tenant", "Globex", "--plan", "professional"], capsys)
     assert code == 0 and "plan starter -> professional" in out

@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from agent_server.admin.tables import AuditRecord
 from agent_server.settings import Settings
+from http_facade.pages.dashboard.route import when
 from tests.gateway.conftest import chat_body, key_headers
 from tests.pages.dashboard import Dash, dashboard_world, post_form
 
@@ -51,6 +52,22 @@ async def test_a_created_key_is_shown_once_and_never_again(dash: Dash) -> None:
         assert later.status_code == 200 and key not in later.text and key[-20:] not in later.text, path
     listed = await browser.get("/app/keys")
     assert f"sk_test_…{key[-4:]}" in listed.text and "backend" in listed.text
+
+
+async def test_the_key_list_says_when_each_key_was_last_used(dash: Dash) -> None:
+    browser = await dash.signed_in(await dash.person())
+    created = await post_form(browser, "/app/keys", "/app/keys", name="used", scopes=["chat"])
+    key, key_id = secret_of(created.text), key_id_of(created.text)
+
+    def last_used(html: str) -> str:
+        row = re.search(rf'data-key-id="{key_id}">(.*?)</tr>', html, re.S)
+        assert row, "no row of the key"
+        return re.search(r'data-test="key-last-used">([^<]*)<', row.group(1)).group(1)  # type: ignore[union-attr]
+
+    assert last_used((await browser.get("/app/keys")).text) == "never"
+    dash.clock.advance(3600)
+    assert await chat(dash, key) == 200
+    assert last_used((await browser.get("/app/keys")).text) == when(dash.clock.now())
 
 
 async def test_revoking_a_key_stops_it_at_once(dash: Dash) -> None:

@@ -50,7 +50,9 @@ async def _keys_page(
     request: Request, session: Session, *, error: AgentError | None = None, notice: str = ""
 ) -> HTMLResponse:
     _, plan = await tenant_of(request, session)
-    records = await list_keys(request.app.state.gateway.db, session.tenant_id)
+    gateway = request.app.state.gateway
+    await gateway.usage.flush()  # the usage this process still holds moves "last used" on
+    records = await list_keys(gateway.db, session.tenant_id)
     keys = [{**view(record), "status": _status(record)} for record in reversed(records)]
     context = {"keys": keys, "scopes": sorted(plan.scopes), "error": error, "notice": notice}
     return page(request, "keys.html", context, session=session, status=error.http_status if error else 200)
