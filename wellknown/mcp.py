@@ -213,11 +213,7 @@ def mcp_openapi_operations(suffix: str = "", sessions: bool = False) -> dict[str
             "responses": {
                 "200": {"description": "The session named by Mcp-Session-Id has ended."},
                 "404": {"description": "No such session.", "content": json_rpc},
-                "405": {
-                    "description": "No Mcp-Session-Id: nothing to end.",
-                    "headers": {"Allow": {"schema": {"type": "string"}}},
-                    "content": json_rpc,
-                },
+                "400": {"description": "No Mcp-Session-Id: no session named.", "content": json_rpc},
             },
         }
     return operations

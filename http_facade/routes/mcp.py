@@ -153,9 +153,14 @@ class MCPEndpoint:
         if method in ("GET", "HEAD") and not (in_session and method == "GET"):
             await self._json(send, 200, self.manifest(), head=method == "HEAD")
             return
-        if method not in ("GET", "POST", "DELETE") or (method == "DELETE" and not in_session):
+        if method not in ("GET", "POST", "DELETE") or (method == "DELETE" and self.sessions is None):
             await self._rpc_error(
                 send, 405, -32600, f"{method} is not supported; POST JSON-RPC or GET the manifest."
+            )
+            return
+        if method == "DELETE" and not in_session:  # as the MCP transport asks of a missing session id
+            await self._rpc_error(
+                send, 400, -32600, "Bad Request: send the Mcp-Session-Id of the session to end."
             )
             return
         refusal = self.guard.refusal(scope) if self.guard is not None else None

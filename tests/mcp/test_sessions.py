@@ -196,6 +196,8 @@ async def test_delete_ends_the_session(client: httpx.AsyncClient) -> None:
         headers={**session.headers, "Accept": BOTH},
     )
     assert gone.status_code == 404 and gone.json()["error"]["message"] == "Session not found"
+    unnamed = await client.delete(URL)  # the transport's answer to a request without its session id
+    assert unnamed.status_code == 400 and "Mcp-Session-Id" in unnamed.json()["error"]["message"]
 
 
 async def test_a_long_tool_reports_progress_while_it_runs(client: httpx.AsyncClient) -> None:
