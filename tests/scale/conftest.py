@@ -47,6 +47,7 @@ BASE_ENV = {
     "AGENTGATE_SITE_FORMS_LIMIT": "100000",
     "AGENTGATE_CHAT_TOKEN_MIN_AGE_SECONDS": "0",
     "AGENTGATE_JOB_LEASE_SECONDS": "4",  # orphaned jobs come back within seconds
+    "AGENTGATE_HTTP_KEEPALIVE_SECONDS": "60",  # above the clients' 5 s (see client() below)
     "PYTHONUNBUFFERED": "1",
 }
 
@@ -233,16 +234,14 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-# A new connection for every request. A kept-alive one races uvicorn's keep-alive timer whenever a
-# process of a loaded machine stalls for seconds: the timer fires before the next request is read,
-# and the request meets a closed connection (an empty ReadError). These tests are about shared
-# state and outages, not connection reuse; on a new connection a close without an answer is the
-# server's fault.
-NO_REUSE = httpx.Limits(max_keepalive_connections=0)
-
-
+# The servers keep an idle connection for a minute (AGENTGATE_HTTP_KEEPALIVE_SECONDS), the clients
+# for httpx's 5 s: a client never sends on a connection its server is closing, even when a loaded
+# machine stalls a process for seconds. With uvicorn's own 5 s that happened once (the timer fired
+# before the waiting request was read: an empty ReadError); a new connection per request instead
+# met connect delays of 3 s under load. docs/deployment.md gives the same advice for a load
+# balancer in front of the servers.
 def client(server: Server, **kwargs: object) -> httpx.AsyncClient:
-    options = {"timeout": 30, "limits": NO_REUSE, **kwargs}
+    options = {"timeout": 30, **kwargs}
     return httpx.AsyncClient(base_url=server.url, **options)  # type: ignore[arg-type]
 
 

@@ -133,8 +133,11 @@ async def test_redis_outage_degrades_then_recovers_without_500s(
     # Nothing hangs on the dead Redis: requests answer within the three 0.5 s timeouts before the
     # breaker opens (the slowest twentieth may also wait for a CPU that the other test processes of
     # `make test` share), and none waits anywhere near a hang (redis-py's default is no timeout).
-    seconds = sorted(h.seconds for h in during)
-    assert seconds[int(len(seconds) * 0.95)] < 3 * 0.5 and seconds[-1] < 10, seconds[-5:]
+    slowest = sorted(during, key=lambda h: h.seconds)
+    seconds = [h.seconds for h in slowest]
+    assert seconds[int(len(seconds) * 0.95)] < 3 * 0.5 and seconds[-1] < 10, [
+        (h.route, h.status, round(h.seconds, 3)) for h in slowest[-8:]
+    ]
     assert {h.status for h in after} <= {200, 202} and not any(h.degraded for h in after)
     async with client(servers[0]) as a:
         assert (await health(a))[0] == "ok"
