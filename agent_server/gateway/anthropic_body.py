@@ -119,9 +119,14 @@ def read_count_body(raw: bytes) -> dict[str, Any]:
 
 # What a native upstream gets of the client's head: beta feature names (comma-separated tokens;
 # several such headers are joined, as HTTP allows) and the API version (a date).
-_BETA = re.compile(rb"[A-Za-z0-9._-]+(?: *, *[A-Za-z0-9._-]+)*")
-_PASSED = {b"anthropic-beta": _BETA, b"anthropic-version": re.compile(rb"\d{4}-\d{2}-\d{2}")}
-_MAX_HEADER = 1000
+# The same patterns are the OpenAPI document's (routes/gateway_messages.py).
+BETA_PATTERN = "[A-Za-z0-9._-]+(?: *, *[A-Za-z0-9._-]+)*"
+VERSION_PATTERN = "[0-9]{4}-[0-9]{2}-[0-9]{2}"
+MAX_HEADER = 1000
+_PASSED = {
+    b"anthropic-beta": re.compile(BETA_PATTERN.encode()),
+    b"anthropic-version": re.compile(VERSION_PATTERN.encode()),
+}
 
 
 def passed_headers(head: Iterable[tuple[bytes, bytes]]) -> tuple[tuple[bytes, bytes], ...]:
@@ -134,7 +139,7 @@ def passed_headers(head: Iterable[tuple[bytes, bytes]]) -> tuple[tuple[bytes, by
     for name, values in found.items():
         value = b",".join(values)
         if (
-            len(value) > _MAX_HEADER
+            len(value) > MAX_HEADER
             or not _PASSED[name].fullmatch(value)
             or (name == b"anthropic-version" and len(values) > 1)
         ):

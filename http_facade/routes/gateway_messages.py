@@ -21,8 +21,11 @@ from pydantic_core import to_json
 
 from agent_server.errors import AgentError
 from agent_server.gateway.anthropic_body import (
+    BETA_PATTERN,
     COUNT_BODY,
+    MAX_HEADER,
     MESSAGES_BODY,
+    VERSION_PATTERN,
     passed_headers,
     read_count_body,
     read_messages_call,
@@ -69,18 +72,14 @@ _PASSED = [
         "in": "header",
         "required": False,
         "description": "The Messages API version; an Anthropic-compatible upstream gets it (else 2023-06-01).",
-        "schema": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
+        "schema": {"type": "string", "pattern": f"^{VERSION_PATTERN}$"},
     },
     {
         "name": "anthropic-beta",
         "in": "header",
         "required": False,
         "description": "Comma-separated beta names, passed to an Anthropic-compatible upstream.",
-        "schema": {
-            "type": "string",
-            "maxLength": 1000,
-            "pattern": "^[A-Za-z0-9._-]+( *, *[A-Za-z0-9._-]+)*$",
-        },
+        "schema": {"type": "string", "maxLength": MAX_HEADER, "pattern": f"^{BETA_PATTERN}$"},
     },
 ]
 
