@@ -43,7 +43,17 @@ async def test_every_scrape_reports_the_totals_of_both_workers(tmp_path: Path, r
     with serving(tmp_path, workers=2, **env) as server:
         key = await server.key()
         limits = httpx.Limits(max_keepalive_connections=0, max_connections=50)
+        auth = {"Authorization": f"Bearer {TOKEN}"}
         async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=30) as client:
+            # Ready is one worker answering; on a loaded machine the other may still be starting.
+            # Each worker shares its counts within 0.2 s of its start: wait until both have.
+            deadline = time.monotonic() + 60
+            while True:
+                scrape = await client.get("/metrics/prometheus", headers=auth)
+                if [s.value for s in families(scrape.text)["agentgate_metrics_processes"]] == [2]:
+                    break
+                assert time.monotonic() < deadline, scrape.text
+                await asyncio.sleep(0.1)
             answers = await asyncio.gather(
                 *(
                     client.post(CHAT, json=chat_body(), headers={"Authorization": f"Bearer {key}"})
@@ -51,7 +61,6 @@ async def test_every_scrape_reports_the_totals_of_both_workers(tmp_path: Path, r
                 )
             )
             assert [a.status_code for a in answers] == [200] * 50
-            auth = {"Authorization": f"Bearer {TOKEN}"}
             # Each worker shares its counts every 0.2 s: wait for the first scrape that sees them all.
             deadline = time.monotonic() + 10
             while True:
