@@ -3,7 +3,9 @@ trace tests: its own data dir (SQLite), its stdout and stderr in files, stopped 
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import subprocess
 import sys
 import time
@@ -93,6 +95,22 @@ def _wait_ready(served: Served) -> None:
             pass
         time.sleep(0.1)
     pytest.fail(f"agentgate serve not ready after {START_TIMEOUT} s:\n{served.stderr.read_text()[-3000:]}")
+
+
+async def workers_started(
+    client: httpx.AsyncClient, workers: int, headers: dict[str, str] | None = None
+) -> None:
+    """Wait until every worker of ``serve --workers N`` runs. Ready is one worker answering; on a
+    loaded machine another may still be starting. Each worker shares its counts within one
+    ``AGENTGATE_METRICS_FLUSH_SECONDS`` of its start, and a scrape says how many processes it adds up."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        scrape = await client.get("/metrics/prometheus", headers=headers or {})
+        found = re.search(r"^agentgate_metrics_processes (\S+)$", scrape.text, re.MULTILINE)
+        if scrape.status_code == 200 and found and float(found.group(1)) == workers:
+            return
+        assert time.monotonic() < deadline, f"{workers} workers not all started: {scrape.text[:2000]}"
+        await asyncio.sleep(0.1)
 
 
 def chat_body(content: str = "Hello", **extra: object) -> dict[str, object]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.operability.served import chat_body, serving
+from tests.operability.served import chat_body, serving, workers_started
 
 pytestmark = pytest.mark.redis
 GENERATED = re.compile(r"[0-9a-f]{32}")
@@ -46,6 +46,7 @@ async def test_two_workers_write_json_lines_that_carry_each_request_id(
         limits = httpx.Limits(max_keepalive_connections=0, max_connections=40)
         async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=30) as client:
             headers = {"Authorization": f"Bearer {key}"}
+            await workers_started(client, 2)
             for _ in range(ROUNDS):
                 batch = [f"ops-{uuid.uuid4().hex[:12]}-{i}" for i in range(40)]
                 ids += batch

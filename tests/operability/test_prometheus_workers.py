@@ -12,7 +12,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.operability.served import chat_body, serving
+from tests.operability.served import chat_body, serving, workers_started
 
 pytestmark = pytest.mark.redis
 TOKEN = "metrics-token-" + uuid.uuid4().hex
@@ -45,15 +45,7 @@ async def test_every_scrape_reports_the_totals_of_both_workers(tmp_path: Path, r
         limits = httpx.Limits(max_keepalive_connections=0, max_connections=50)
         auth = {"Authorization": f"Bearer {TOKEN}"}
         async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=30) as client:
-            # Ready is one worker answering; on a loaded machine the other may still be starting.
-            # Each worker shares its counts within 0.2 s of its start: wait until both have.
-            deadline = time.monotonic() + 60
-            while True:
-                scrape = await client.get("/metrics/prometheus", headers=auth)
-                if [s.value for s in families(scrape.text)["agentgate_metrics_processes"]] == [2]:
-                    break
-                assert time.monotonic() < deadline, scrape.text
-                await asyncio.sleep(0.1)
+            await workers_started(client, 2, auth)
             answers = await asyncio.gather(
                 *(
                     client.post(CHAT, json=chat_body(), headers={"Authorization": f"Bearer {key}"})
