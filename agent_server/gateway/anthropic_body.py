@@ -21,7 +21,7 @@ from typing_extensions import TypedDict
 
 from agent_server.errors import ValidationFailed
 from agent_server.llm.anthropic_translate import MESSAGES
-from agent_server.llm.types import Call
+from agent_server.llm.types import Call, RawHeaders
 
 OPEN = ConfigDict(extra="allow", strict=True)
 MAX_ITEMS = 10_000
@@ -129,7 +129,7 @@ _PASSED = {
 }
 
 
-def passed_headers(head: Iterable[tuple[bytes, bytes]]) -> tuple[tuple[bytes, bytes], ...]:
+def passed_headers(head: Iterable[tuple[bytes, bytes]]) -> RawHeaders:
     """``anthropic-beta`` and ``anthropic-version`` of a request, checked; a 400 when malformed."""
     found: dict[bytes, list[bytes]] = {}
     for name, value in head:

@@ -27,7 +27,7 @@ from agent_server.llm.config import UpstreamConfig
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.sse import Event, upstream_error
 from agent_server.llm.tokens import count_tokens
-from agent_server.llm.types import Answer, Call, Chunk, Usage
+from agent_server.llm.types import Answer, Call, Chunk, RawHeaders, Usage
 from agent_server.llm.wire import ModelRewriter, sse
 from agent_server.upstream_telemetry import observed_relay, observed_stream
 
@@ -52,7 +52,7 @@ def native_usage(raw: object) -> Usage | None:
     return Usage(raw["input_tokens"] + cached, output if type(output) is int else 0)
 
 
-def _head(call: Call) -> tuple[tuple[bytes, bytes], ...]:
+def _head(call: Call) -> RawHeaders:
     """The client's anthropic-beta and anthropic-version (gateway_messages.py), the version defaulted."""
     passed = call.upstream_headers
     if any(name == b"anthropic-version" for name, _ in passed):

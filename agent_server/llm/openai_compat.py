@@ -46,6 +46,7 @@ from agent_server.llm.types import (
     Chunk,
     Completion,
     Delta,
+    RawHeaders,
 )
 from agent_server.llm.wire import ModelRewriter
 from agent_server.request_context import REQUEST_ID
@@ -57,7 +58,6 @@ _ENDPOINTS = (CHAT, COMPLETIONS, EMBEDDINGS, RESPONSES)
 # Upstreams are always asked for the usage of a stream, to meter it (llm/sse.py drops the usage
 # chunk again when the client did not ask for it).
 _USAGE_STREAMS = frozenset({CHAT, COMPLETIONS})
-Head = tuple[tuple[bytes, bytes], ...]
 
 
 class OpenAICompatBackend:
@@ -133,7 +133,7 @@ class OpenAICompatBackend:
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, "[redacted]") if self._secret else text
 
-    async def _open(self, endpoint: str, content: bytes, extra: Head = ()) -> Exchange | HttpxExchange:
+    async def _open(self, endpoint: str, content: bytes, extra: RawHeaders = ()) -> Exchange | HttpxExchange:
         request_id = REQUEST_ID.get()  # the client's request, named in the upstream's logs too
         if type(self._transport) is PooledTransport:
             head = self._heads[endpoint] + b"%d\r\n" % len(content)
@@ -150,7 +150,7 @@ class OpenAICompatBackend:
         request.extensions = self._extensions
         return HttpxExchange(await self._transport.handle_async_request(request))
 
-    async def _send(self, endpoint: str, content: bytes, extra: Head = ()) -> Exchange | HttpxExchange:
+    async def _send(self, endpoint: str, content: bytes, extra: RawHeaders = ()) -> Exchange | HttpxExchange:
         """A 2xx response with its body unread, or the mapped error after bounded retries; ``extra``
         are request headers of this call only (checked values: no line breaks)."""
         attempt = 0

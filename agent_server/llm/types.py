@@ -84,6 +84,9 @@ class LLMBackend(Protocol):
     def stream(self, request: ChatRequest) -> AsyncIterator[Delta]: ...
 
 
+RawHeaders = tuple[tuple[bytes, bytes], ...]  # (name, value) pairs as on the wire, names lower-case
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
     """One request of the relay seam, as the client sent it (``body`` is never mutated)."""
@@ -98,7 +101,7 @@ class Call:
     created: int = 0  # the gateway's clock, for answers the gateway itself makes up
     # Request headers a native upstream gets as the client sent them (Messages: anthropic-beta,
     # anthropic-version); upstreams the call is translated for ignore them.
-    upstream_headers: tuple[tuple[bytes, bytes], ...] = ()
+    upstream_headers: RawHeaders = ()
 
 
 class Answer(NamedTuple):

@@ -20,7 +20,7 @@ from agent_server.gateway.chat import StreamStyle, event_stream
 from agent_server.gateway.relay import Exchange, Streamed
 from agent_server.gateway.response_cache import ResponseCache, run_cached
 from agent_server.gateway.service import Caller, Gateway
-from agent_server.llm.types import Call
+from agent_server.llm.types import Call, RawHeaders
 from http_facade.errors import validation_error
 from http_facade.gateway_deps import api_key_of
 from http_facade.middleware import MODEL_KEY
@@ -38,7 +38,7 @@ class Surface(NamedTuple):
     read: Reader  # raw body and the clock's second -> the call (pydantic's ValidationError if bad)
     key_of: Callable[[Request], str | None] = api_key_of
     check: Check | None = None  # after the body is read: may refuse or change the call
-    passed: Callable[[Head], tuple[tuple[bytes, bytes], ...]] | None = None  # headers for a native upstream
+    passed: Callable[[Head], RawHeaders] | None = None  # headers for a native upstream
 
 
 def skips_cache(request: Request) -> bool:
