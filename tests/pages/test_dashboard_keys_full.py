@@ -253,7 +253,7 @@ async def test_rotation_asks_first_and_an_overlap_keeps_the_old_key_working(dash
     assert "keeps working until" in rotated.text and new_key in rotated.text
     assert await chat(dash, old_key) == 200 and await chat(dash, new_key) == 200
     listed = (await browser.get("/app/keys")).text
-    assert "key-retiring" in listed and "Revoke now" in listed
+    assert "key-retiring" in listed and "before its overlap ends" in listed
     old_page = (await browser.get(f"/app/keys/{old_id}")).text
     assert 'data-test="key-settings-fixed"' in old_page and "key-settings-form" not in old_page
     dash.clock.advance(HOUR)
