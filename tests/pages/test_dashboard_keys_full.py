@@ -275,3 +275,23 @@ async def test_an_overlap_over_the_key_limit_is_a_message_on_the_confirmation(da
     assert re.search(r'value="86400" checked data-test="overlap-86400"', refused.text)  # the choice kept
     at_once = await rotate_with(dash, browser, ids[0], 0)
     assert at_once.status_code == 200 and "stopped working just now" in at_once.text
+
+
+async def test_an_expired_key_is_marked_and_a_later_expiry_brings_it_back(dash: Dash) -> None:
+    person = await dash.person()
+    browser = await dash.signed_in(person)
+    created = await create(dash, browser, name="temp", expires_on=day(dash, 1))
+    key, key_id = secret_of(created.text), key_id_of(created.text)
+    dash.clock.advance(2 * 86_400)
+    assert await chat(dash, key) == 401
+    browser = await dash.signed_in(person)  # the session of two days ago has ended
+    row = re.search(rf'data-key-id="{key_id}">(.*?)</tr>', (await browser.get("/app/keys")).text, re.S)
+    assert row and "key-expired" in row.group(1) and "key-rotate" not in row.group(1)
+    assert "cannot be rotated (expired)" in (await browser.get(f"/app/keys/{key_id}/rotate")).text
+    page = (await browser.get(f"/app/keys/{key_id}")).text
+    assert 'data-test="key-settings-form"' in page
+    saved = await post_form(
+        browser, f"/app/keys/{key_id}", f"/app/keys/{key_id}", name="temp", scopes=["chat"],
+        expires_on=day(dash, 30), budget_period="month",
+    )  # fmt: skip
+    assert saved.status_code == 303 and await chat(dash, key) == 200
