@@ -134,3 +134,24 @@ async def test_the_longest_overlap_is_seven_days(harness: Harness) -> None:
     assert await models(harness, old_key) == 200
     harness.clock.advance(1)
     assert await models(harness, old_key) == 401
+
+
+async def test_a_key_in_its_overlap_keeps_its_budget_after_a_restart(make_harness: HarnessFactory) -> None:
+    """The budget scan counts keys in their overlap: a restart (a fresh in-memory KV, its counters
+    gone) still refuses the old key from its usage rows."""
+    async with make_harness() as first:
+        admin = await first.tenant()
+        created = await first.client.post(
+            "/admin/api-keys",
+            json={"name": "budgeted", "budget": {"period": "total", "max_tokens": 1}},
+            headers=admin.headers,
+        )
+        old_id, old_key = created.json()["id"], created.json()["key"]
+        assert (await first.chat(old_key)).status_code == 200  # crosses the budget
+        assert (await first.chat(old_key)).status_code == 402
+        await rotate(first, admin, old_id, overlap_seconds=HOUR)
+        await first.gateway.usage.flush()
+    async with make_harness() as second:  # the same database, a new process
+        await second.gateway.budgets.scan()  # what the process does at start and every few seconds
+        refused = await second.chat(old_key)
+        assert refused.status_code == 402 and refused.json()["error"]["code"] == "budget_exceeded"
