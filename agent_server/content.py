@@ -62,6 +62,8 @@ class Plan(Strict):
     models: list[str]
     features: list[str]
     description: str
+    # Active API keys a tenant may hold at once; null: no limit (docs/models-and-keys.md).
+    max_keys: int | None = Field(default=None, ge=1)
 
 
 class Model(Strict):

@@ -60,6 +60,13 @@ class KeyRotated(Event):
     old_key_id: str
     new_key_id: str
     name: str
+    old_key_revoked_at: str | None = None  # RFC 3339: when a rotation's overlap ends; None: at once
+
+    def data(self) -> dict[str, Any]:
+        body = super().data()
+        if body["old_key_revoked_at"] is None:  # stopped at once: the payload as it always was
+            del body["old_key_revoked_at"]
+        return body
 
 
 E = TypeVar("E", bound=Event)

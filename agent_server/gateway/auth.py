@@ -18,6 +18,10 @@ bounded, so garbage keys can neither fill memory nor force a query per request.
 A key's optional settings (model allow-list, budget, expiry) and its tenant's own provider keys
 (BYOK, decrypted once per lookup) are cached with it, so enforcing them costs no query either. An
 expired key is refused like a revoked one (401 ``invalid_api_key``), with a message that says so.
+
+A key a rotation left an overlap carries the moment it stops (``revokes_at``), compared with the
+clock on every request like an expiry: when the overlap ends, every process refuses it from its own
+cache, with no invalidation or event needed.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ class KeyPrincipal:
     budget: Budget | None = None
     expires_at: float | None = None
     byok: Mapping[str, ProviderCredential] = field(default_factory=dict, repr=False)  # by provider
+    revokes_at: float | None = None  # the end of a rotation's overlap
 
 
 class KeyAuthenticator:
@@ -92,7 +97,11 @@ class KeyAuthenticator:
             principal = entry[0]
         else:
             principal = await self._load(digest)
-        if principal is None or (environment is not None and environment != principal.environment):
+        if (
+            principal is None
+            or (environment is not None and environment != principal.environment)
+            or (principal.revokes_at is not None and self._clock.now() >= principal.revokes_at)
+        ):
             raise self.refuse("Invalid or revoked API key.")
         if principal.expires_at is not None and self._clock.now() >= principal.expires_at:
             raise self.refuse(f"This API key expired at {iso(utc(principal.expires_at))}; use another key.")
@@ -139,7 +148,7 @@ class KeyAuthenticator:
         return principal
 
     async def _query(self, digest: str) -> KeyPrincipal | None:
-        row = await key_by_digest(self._db, digest)
+        row = await key_by_digest(self._db, digest, self._clock.now())
         if row is None or row.revoked:
             return None
         plan = self._catalog.get(row.plan_id)
@@ -154,6 +163,7 @@ class KeyAuthenticator:
             budget=budget_of(row.budget_period, row.budget_tokens, row.budget_spend),
             expires_at=unix(row.expires_at) if row.expires_at is not None else None,
             byok=self._credentials(row.provider_keys) if row.provider_keys else {},
+            revokes_at=unix(row.revokes_at) if row.revokes_at is not None else None,
         )
 
     def _store(self, digest: str, principal: KeyPrincipal | None) -> None:

@@ -144,7 +144,7 @@ class BudgetLedger:
 
     async def _scan(self) -> None:
         now = self.clock.now()
-        keys = await budgeted_keys(self.db)
+        keys = await budgeted_keys(self.db, utc(now))
         if not keys:
             self._totals, self.blocked = {}, {}
             return

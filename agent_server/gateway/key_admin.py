@@ -3,22 +3,27 @@
 Routes, the CLI and tests reach it through ``Gateway`` (``issue_key``, ``revoke_key``,
 ``rotate_key``, ``key_admin.update``, ``key_admin.spend``). A change takes effect on this process's
 next request (its cached key is dropped) and on other processes within the key cache TTL.
+
+A plan may limit the live keys of a tenant (``max_keys``): issuing one more, or rotating with an
+overlap (both keys live for a while), is then 403 ``plan_limit_exceeded``. A rotation without
+overlap replaces one live key by another, so it is never refused for the limit.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from agent_server.errors import ValidationFailed
+from agent_server.errors import PlanLimitExceeded, ValidationFailed
 from agent_server.events import KeyRotated
 from agent_server.gateway import repository as repo
 from agent_server.gateway.budgets import budget_of, period_bounds
-from agent_server.gateway.key_settings import KeyOptions
-from agent_server.gateway.plans import check_scopes
+from agent_server.gateway.key_settings import DEFAULT_SCOPES, KeyOptions, key_name
+from agent_server.gateway.plans import PlanInfo, check_scopes
 from agent_server.gateway.spend import Spend, minor, spend_per_key
-from agent_server.gateway.tables import ApiKey
-from agent_server.timeutil import utc
+from agent_server.gateway.tables import ApiKey, unix
+from agent_server.timeutil import iso, utc
 
 if TYPE_CHECKING:
     from agent_server.gateway.service import Gateway
@@ -26,17 +31,60 @@ if TYPE_CHECKING:
 log = logging.getLogger("agentgate.gateway")
 
 
+MAX_OVERLAP = 7 * 86_400  # a rotation's old key works at most a week beside the new one
+
+
+def is_live(record: ApiKey, now: float) -> bool:
+    """The key works at ``now``: not revoked yet (a rotation's overlap counts), not expired."""
+    return (record.revoked_at is None or unix(record.revoked_at) > now) and (
+        record.expires_at is None or unix(record.expires_at) > now
+    )
+
+
+def key_limit_refusal(plan: PlanInfo, plans: Sequence[PlanInfo], live: int) -> PlanLimitExceeded:
+    """The 403 of a tenant at its plan's key limit, naming the plan that allows more."""
+    limit = plan.max_keys
+    larger = [p for p in plans if p.id != plan.id and (p.max_keys is None or p.max_keys > (limit or 0))]
+    # The next step up: the smallest larger limit, then no limit at all.
+    larger.sort(key=lambda p: (p.max_keys is None, p.max_keys or 0, p.name))
+    hint = "revoke a key you no longer use"
+    if larger:
+        more = "any number of" if larger[0].max_keys is None else f"{larger[0].max_keys}"
+        hint += f", or move to the {larger[0].name} plan ({more} keys)"
+    return PlanLimitExceeded(
+        f"The {plan.name} plan allows {limit} active API keys and this organisation has {live}; {hint}."
+    )
+
+
 class KeyAdmin:
     def __init__(self, gateway: Gateway) -> None:
         self._gateway = gateway
 
-    async def _tenant_scopes(self, tenant_id: str, scopes: list[str]) -> tuple[str, list[str]]:
-        """The tenant's id (``tenant_id`` may be its name) and the scopes, checked against its plan."""
+    async def _tenant_plan(self, tenant_id: str) -> tuple[str, PlanInfo]:
+        """The tenant's id (``tenant_id`` may be its name) and its plan."""
         gateway = self._gateway
         tenant = await repo.find_tenant(gateway.db, tenant_id)
         if tenant is None:
             raise ValidationFailed(f"Unknown tenant '{tenant_id}'.", param="tenant")
-        return tenant.id, check_scopes(gateway.catalog.get(tenant.plan_id), scopes)
+        return tenant.id, gateway.catalog.get(tenant.plan_id)
+
+    async def _tenant_scopes(self, tenant_id: str, scopes: list[str]) -> tuple[str, list[str]]:
+        """The tenant's id and the scopes, checked against its plan."""
+        owner, plan = await self._tenant_plan(tenant_id)
+        return owner, check_scopes(plan, scopes)
+
+    def _cap(self, plan: PlanInfo) -> repo.KeyCap | None:
+        """The plan's key limit as the repository applies it: room for one more live key, or 403."""
+        limit = plan.max_keys
+        if limit is None:
+            return None
+        plans = list(self._gateway.catalog.plans.values())
+
+        def cap(live: int) -> None:
+            if live >= limit:
+                raise key_limit_refusal(plan, plans, live)
+
+        return cap
 
     def _columns(self, options: KeyOptions, fields: set[str] | None) -> dict[str, Any]:
         expires = options.expires_at
@@ -45,13 +93,23 @@ class KeyAdmin:
         return options.columns(fields)
 
     async def issue(
-        self, tenant_id: str, name: str, scopes: list[str], options: KeyOptions | None = None
+        self,
+        tenant_id: str,
+        name: str,
+        scopes: list[str] | None = None,
+        options: KeyOptions | None = None,
     ) -> tuple[ApiKey, str]:
+        """A new key; without ``scopes``, ``DEFAULT_SCOPES`` (those of them the plan allows)."""
         gateway = self._gateway
-        owner, wanted = await self._tenant_scopes(tenant_id, scopes)
+        owner, plan = await self._tenant_plan(tenant_id)
+        if scopes is None:
+            scopes = [scope for scope in DEFAULT_SCOPES if scope in plan.scopes]
+        wanted = check_scopes(plan, scopes)
         columns = self._columns(options, None) if options is not None else None
-        record, full = repo.new_key(gateway.clock.now(), owner, name, wanted, gateway.environment, columns)
-        await repo.add_key(gateway.db, record)
+        record, full = repo.new_key(
+            gateway.clock.now(), owner, key_name(name), wanted, gateway.environment, columns
+        )
+        await repo.add_key(gateway.db, record, self._cap(plan))
         return record, full
 
     async def update(
@@ -66,7 +124,7 @@ class KeyAdmin:
         """Change what is given; of ``options`` only the fields that were set (null clears one)."""
         values: dict[str, Any] = {}
         if name is not None:
-            values["name"] = name
+            values["name"] = key_name(name)
         if scopes is not None:
             values["scopes"] = (await self._tenant_scopes(tenant_id, scopes))[1]
         if options is not None:
@@ -93,14 +151,26 @@ class KeyAdmin:
         gateway.keys.invalidate(record.digest)
         return record
 
-    async def rotate(self, tenant_id: str, key_id: str) -> tuple[ApiKey, ApiKey, str]:
+    async def rotate(self, tenant_id: str, key_id: str, overlap: int = 0) -> tuple[ApiKey, ApiKey, str]:
+        """A new key for the old one, which stops ``overlap`` seconds from now (at once: 0)."""
+        if not 0 <= overlap <= MAX_OVERLAP:
+            raise ValidationFailed(
+                f"overlap_seconds is 0 to {MAX_OVERLAP} (7 days).", param="overlap_seconds"
+            )
         gateway = self._gateway
         now = gateway.clock.now()
-        old, new, full = await repo.rotate_key(gateway.db, now, tenant_id, key_id)
-        gateway.keys.invalidate(old.digest)
+        cap = self._cap((await self._tenant_plan(tenant_id))[1]) if overlap else None
+        old, new, full = await repo.rotate_key(gateway.db, now, tenant_id, key_id, overlap=overlap, cap=cap)
+        gateway.keys.invalidate(old.digest)  # its cached entry lacks the overlap's end
+        stops = iso(utc(now + overlap)) if overlap else None
         await gateway.services.events.publish(
             KeyRotated(
-                tenant_id=tenant_id, occurred_at=now, old_key_id=old.id, new_key_id=new.id, name=new.name
+                tenant_id=tenant_id,
+                occurred_at=now,
+                old_key_id=old.id,
+                new_key_id=new.id,
+                name=new.name,
+                old_key_revoked_at=stops,
             )
         )
         return old, new, full
@@ -121,7 +191,7 @@ class KeyAdmin:
             for record in group:
                 spent = sums.get(record.id, Spend())
                 budget = budget_of(record.budget_period, record.budget_tokens, record.budget_spend)
-                if budget is not None and record.revoked_at is None:
+                if budget is not None and is_live(record, now):
                     try:
                         spent = spent.merged(await gateway.budgets.counted(record.id, budget, now))
                     except Exception as exc:  # the KV is away: the rows alone

@@ -9,20 +9,59 @@ what the service and repository take; ``columns`` maps them onto ``api_keys``.
 from __future__ import annotations
 
 import json
+import unicodedata
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
+from agent_server.errors import ValidationFailed
 from agent_server.gateway.grants import entry_problem
 
+MAX_NAME = 200
+# What a key gets when its creator names no scopes: calls, and the list of the models it may call
+# (without ``models`` the SDKs' ``models.list()`` is a 403).
+DEFAULT_SCOPES = ("chat", "models")
 MAX_MODELS = 50
+# Direction overrides would make a name shown in a table read as something else.
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 MAX_METADATA_KEYS = 16
 MAX_METADATA_BYTES = 2048
 MAX_AMOUNT = 10**12
 
 Period = Literal["day", "month", "total"]
 MetadataValue = str | int | float | bool | None
+
+
+def name_problem(value: str) -> str | None:
+    """Why ``value`` (already trimmed) cannot name a key; the one rule of the API, the page and the CLI."""
+    if not value:
+        return "must not be blank"
+    if len(value) > MAX_NAME:
+        return f"has at most {MAX_NAME} characters"
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI for c in value):
+        return "must not contain control characters or line breaks"
+    return None
+
+
+def key_name(value: str) -> str:
+    """A key's name as stored: trimmed, checked; a bad one is a 400 naming ``name``."""
+    name = value.strip()
+    problem = name_problem(name)
+    if problem is not None:
+        raise ValidationFailed(f"The key's name {problem}.", param="name")
+    return name
+
+
+def _trimmed_name(value: object) -> object:
+    if not isinstance(value, str):
+        return value  # the str type reports it
+    name = value.strip()
+    problem = name_problem(name)
+    if problem is not None:
+        raise PydanticCustomError("key_name", problem)
+    return name
 
 
 def _grant_entry(entry: str) -> str:
@@ -46,6 +85,12 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)  # no offset: UTC
 
 
+# Trimmed before the rule: a name of spaces is blank, one of 200 characters with spaces around fits.
+KeyName = Annotated[
+    str,
+    BeforeValidator(_trimmed_name),
+    Field(min_length=1, max_length=MAX_NAME, description="A label for people."),
+]
 ModelEntry = Annotated[str, AfterValidator(_grant_entry)]
 Metadata = Annotated[dict[str, MetadataValue], AfterValidator(_small_metadata)]
 Moment = Annotated[datetime, AfterValidator(_aware)]

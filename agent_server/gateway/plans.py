@@ -27,6 +27,7 @@ class PlanInfo:
     scopes: frozenset[str]
     grant: ModelGrant  # the models of plans.yaml: ids and patterns
     features: frozenset[str]
+    max_keys: int | None = None  # active API keys per tenant; None: no limit
 
     def limit_for(self, tenant_override: int | None, negotiated_default: int) -> int:
         """Per-key requests per window: the tenant's negotiated value, else the plan's, else the default."""
@@ -59,6 +60,7 @@ def _info(record: PlanRecord) -> PlanInfo:
         scopes=frozenset(record.scopes),
         grant=ModelGrant(record.models),
         features=frozenset(record.features),
+        max_keys=record.max_keys,
     )
 
 
@@ -78,6 +80,7 @@ async def seed_plans(db: Database, plans: Iterable[Plan], now: float) -> None:
             scopes=list(plan.scopes),
             models=list(plan.models),
             features=list(plan.features),
+            max_keys=plan.max_keys,
             updated_at=utc(now),
         )
         for plan in plans

@@ -2,23 +2,31 @@
 
 Every key query names the tenant: a tenant's admin can never reach another tenant's key, and a key
 of another tenant looks exactly like a missing one (404, not 403).
+
+A key's ``revoked_at`` is when it stops working: the moment of its revocation, or a moment in the
+future when a rotation left it an overlap. It is *live* until then (and until its ``expires_at``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.errors import Conflict, NotFound, ValidationFailed
 from agent_server.gateway import keys
-from agent_server.gateway.tables import ApiKey, PlanRecord, ProviderKey, Tenant, User
+from agent_server.gateway.tables import ApiKey, PlanRecord, ProviderKey, Tenant, User, unix
 from agent_server.storage.db import Database
 from agent_server.timeutil import utc
+
+# Called with the tenant's count of live keys while no other key of the tenant can be added; raises
+# to refuse one more (the plan's limit, key_admin.py).
+KeyCap = Callable[[int], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +37,7 @@ class KeyRow:
     tenant_id: str
     scopes: list[str]
     environment: str
-    revoked: bool
+    revoked: bool  # revoked at or before ``now`` of the lookup
     plan_id: str
     rate_limit_override: int | None
     # The key's optional settings (key_settings.py) and the tenant's own provider keys, encrypted:
@@ -40,9 +48,10 @@ class KeyRow:
     budget_spend: int | None = None
     expires_at: datetime | None = None
     provider_keys: tuple[tuple[str, int, str], ...] = ()
+    revokes_at: datetime | None = None  # a rotation's overlap: it stops then, with no other event
 
 
-async def key_by_digest(db: Database, digest: str) -> KeyRow | None:
+async def key_by_digest(db: Database, digest: str, now: float) -> KeyRow | None:
     """The key and, in the same session, its tenant's BYOK keys (cached with it by the caller)."""
     query = (
         select(
@@ -66,7 +75,7 @@ async def key_by_digest(db: Database, digest: str) -> KeyRow | None:
         row = (await session.execute(query)).first()
         if row is None:
             return None
-        if row[4] is not None:  # revoked: nothing else of it matters
+        if row[4] is not None and unix(row[4]) <= now:  # revoked: nothing else of it matters
             return KeyRow(row[0], row[1], list(row[2]), row[3], True, row[5], row[6])
         provider_keys = (
             await session.execute(
@@ -89,6 +98,7 @@ async def key_by_digest(db: Database, digest: str) -> KeyRow | None:
         row[10],
         row[11],
         tuple((p, v, e) for p, v, e in provider_keys),
+        row[4],
     )
 
 
@@ -192,8 +202,35 @@ def new_key(
 CARRIED = ("models", "budget_period", "budget_tokens", "budget_spend", "expires_at", "key_metadata")
 
 
-async def add_key(db: Database, record: ApiKey) -> ApiKey:
+def stop_time(moment: float) -> datetime:
+    """``moment`` as a stored ``revoked_at``, never after it (``utc`` rounds to the nearest
+    microsecond): a key revoked at ``now`` is refused at ``now``, not half a microsecond later."""
+    stamp = utc(moment)
+    return stamp - timedelta(microseconds=1) if stamp.timestamp() > moment else stamp
+
+
+def live(now: datetime) -> ColumnElement[bool]:
+    """Keys that work at ``now``: not revoked yet (a rotation's overlap counts) and not expired."""
+    return and_(
+        or_(ApiKey.revoked_at.is_(None), ApiKey.revoked_at > now),  # type: ignore[union-attr,operator]
+        or_(ApiKey.expires_at.is_(None), ApiKey.expires_at > now),  # type: ignore[union-attr,operator]
+    )
+
+
+async def _capped(session: AsyncSession, tenant_id: str, now: datetime, cap: KeyCap | None) -> None:
+    """Run ``cap`` on the tenant's live key count, holding off every other writer of the tenant's keys
+    until this transaction ends: a no-op update locks the tenant's row (PostgreSQL) or takes the
+    database's write lock (SQLite), so two requests cannot both see room for one more key."""
+    if cap is None:
+        return
+    await session.execute(update(Tenant).where(Tenant.id == tenant_id).values(name=Tenant.name))  # type: ignore[arg-type]
+    count = select(func.count()).select_from(ApiKey).where(ApiKey.tenant_id == tenant_id, live(now))  # type: ignore[arg-type]
+    cap(int(await session.scalar(count) or 0))
+
+
+async def add_key(db: Database, record: ApiKey, cap: KeyCap | None = None) -> ApiKey:
     async with db.session() as session:
+        await _capped(session, record.tenant_id, record.created_at, cap)
         session.add(record)
     return record
 
@@ -221,16 +258,27 @@ async def update_key(db: Database, tenant_id: str, key_id: str, values: dict[str
 
 
 async def revoke_key(db: Database, now: float, tenant_id: str, key_id: str) -> ApiKey:
-    """Revoke at once; revoking a revoked key returns it unchanged (irreversible, idempotent)."""
+    """Revoke at once, a key in a rotation's overlap too; revoking a revoked key returns it unchanged
+    (irreversible, idempotent)."""
     async with db.session() as session:
         record = await _tenant_key(session, tenant_id, key_id)
-        if record.revoked_at is None:
-            record.revoked_at = utc(now)
+        if record.revoked_at is None or unix(record.revoked_at) > now:
+            record.revoked_at = stop_time(now)
     return record
 
 
-async def rotate_key(db: Database, now: float, tenant_id: str, key_id: str) -> tuple[ApiKey, ApiKey, str]:
-    """(old, new, full new key): the new key has the old one's name and scopes; the old is revoked.
+async def rotate_key(
+    db: Database,
+    now: float,
+    tenant_id: str,
+    key_id: str,
+    *,
+    overlap: float = 0,
+    cap: KeyCap | None = None,
+) -> tuple[ApiKey, ApiKey, str]:
+    """(old, new, full new key): the new key has the old one's name, scopes and settings; the old one
+    stops ``overlap`` seconds from ``now`` (at once by default). ``cap`` sees the live keys before
+    the new one (with an overlap both keys are live for a while).
 
     One transaction, and the old key is revoked by a conditional UPDATE, so two concurrent rotations
     of one key cannot both succeed and leave two live successors.
@@ -239,6 +287,7 @@ async def rotate_key(db: Database, now: float, tenant_id: str, key_id: str) -> t
         old = await _tenant_key(session, tenant_id, key_id)
         if old.revoked_at is not None:
             raise NotFound(f"No active API key {key_id}; it was revoked or rotated.", param="key_id")
+        await _capped(session, tenant_id, utc(now), cap)
         carried = {name: getattr(old, name) for name in CARRIED}
         new, full = new_key(now, tenant_id, old.name, list(old.scopes), old.environment, carried)
         session.add(new)
@@ -246,7 +295,7 @@ async def rotate_key(db: Database, now: float, tenant_id: str, key_id: str) -> t
         revoked = await session.execute(
             update(ApiKey)
             .where(ApiKey.id == key_id, ApiKey.revoked_at.is_(None))  # type: ignore[union-attr,arg-type]
-            .values(revoked_at=utc(now), replaced_by=new.id)
+            .values(revoked_at=stop_time(now + overlap), replaced_by=new.id)
         )
         if revoked.rowcount != 1:  # type: ignore[attr-defined]
             raise NotFound(f"No active API key {key_id}; it was revoked or rotated.", param="key_id")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import case, func, select
+from sqlalchemy import case, func, or_, select
 
 from agent_server.gateway.tables import ApiKey, UsageRecord
 from agent_server.storage.db import Database
@@ -51,13 +51,14 @@ class BudgetedKey:
     max_spend: int | None
 
 
-async def budgeted_keys(db: Database) -> list[BudgetedKey]:
-    """Every unrevoked key with a budget (a small set: the scan reads it each time)."""
+async def budgeted_keys(db: Database, now: datetime) -> list[BudgetedKey]:
+    """Every key with a budget not revoked at ``now`` (a rotation's overlap counts; a small set: the
+    scan reads it each time)."""
     query = select(
         ApiKey.id, ApiKey.tenant_id, ApiKey.budget_period, ApiKey.budget_tokens, ApiKey.budget_spend
     ).where(
         ApiKey.budget_period.is_not(None),  # type: ignore[union-attr]
-        ApiKey.revoked_at.is_(None),  # type: ignore[union-attr]
+        or_(ApiKey.revoked_at.is_(None), ApiKey.revoked_at > now),  # type: ignore[union-attr,operator]
     )
     async with db.session() as session:
         rows = (await session.execute(query)).all()

@@ -33,6 +33,7 @@ class PlanRecord(SQLModel, table=True):
     models: list[str] = Field(sa_column=Column(JSON, nullable=False))
     features: list[str] = Field(sa_column=Column(JSON, nullable=False))
     updated_at: datetime
+    max_keys: int | None = Field(default=None, description="active API keys per tenant; null = no limit")
 
 
 class Tenant(SQLModel, table=True):

@@ -14,7 +14,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_server.gateway.key_settings import BudgetSpec, KeyOptions, Metadata, ModelEntry
+from agent_server.gateway.key_admin import MAX_OVERLAP
+from agent_server.gateway.key_settings import BudgetSpec, KeyName, KeyOptions, Metadata, ModelEntry
 from agent_server.gateway.repository import find_key
 from agent_server.gateway.repository import list_keys as tenant_keys
 from agent_server.gateway.service import Gateway
@@ -45,14 +46,16 @@ class TokenResponse(BaseModel):
 
 
 class KeyCreate(KeyOptions):
-    name: str = Field(min_length=1, max_length=200, description="A label for people.")
-    scopes: list[str] = Field(min_length=1, max_length=5, description=SCOPES)
+    name: KeyName  # trimmed; never blank
+    scopes: list[str] | None = Field(
+        default=None, min_length=1, max_length=5, description=SCOPES + " Not sent: chat and models."
+    )
 
 
 class KeyPatch(KeyOptions):
     """Fields sent replace the key's; ``null`` clears models, budget, expires_at or metadata."""
 
-    name: str | None = Field(default=None, min_length=1, max_length=200)
+    name: KeyName | None = None
     scopes: list[str] | None = Field(default=None, min_length=1, max_length=5, description=SCOPES)
 
 
@@ -60,6 +63,12 @@ class KeyRotate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     key_id: str = Field(min_length=1, max_length=40, description="The key_… id of the key to replace.")
+    overlap_seconds: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_OVERLAP,
+        description="How long the old key keeps working beside the new one (at most 7 days); 0: it stops at once.",
+    )
 
 
 class KeySpend(BaseModel):
@@ -80,7 +89,9 @@ class KeyView(BaseModel):
     environment: str
     redacted: str = Field(description="Prefix and last four characters, e.g. sk_test_…Ab12.")
     created_at: int
-    revoked_at: int | None
+    revoked_at: int | None = Field(
+        description="When it stopped, or stops: a rotation with an overlap sets a time in the future."
+    )
     replaced_by: str | None
     models: list[ModelEntry] | None
     budget: BudgetSpec | None
@@ -96,6 +107,9 @@ class KeyView(BaseModel):
 class CreatedKey(KeyView):
     key: str = Field(description="The full key. Shown only in this response; store it now.")
     rotated_from: str | None = None
+    old_key_revoked_at: int | None = Field(
+        default=None, description="Rotation: when the old key stops working (now, or the overlap's end)."
+    )
 
 
 class KeyList(BaseModel):
@@ -152,7 +166,7 @@ async def login(body: Login, gateway: GatewayDep, request: Request, response: Re
 
 @router.post("/admin/api-keys", status_code=status.HTTP_201_CREATED, summary="Create an API key")
 async def create_key(body: KeyCreate, admin: AdminDep, gateway: GatewayDep, response: Response) -> CreatedKey:
-    record, full = await gateway.issue_key(admin.tenant_id, body.name, body.scopes, body)
+    record, full = await gateway.key_admin.issue(admin.tenant_id, body.name, body.scopes, body)
     response.headers["Cache-Control"] = NO_STORE  # the key itself: shown once, kept by nobody
     return CreatedKey(**view(record), key=full)
 
@@ -196,12 +210,12 @@ async def revoke_key(key_id: str, admin: AdminDep, gateway: GatewayDep) -> KeyVi
 @router.post(
     "/admin/keys/rotate",
     status_code=status.HTTP_201_CREATED,
-    summary="Replace a key; the old one stops at once",
+    summary="Replace a key; the old one stops at once, or after overlap_seconds",
 )
 async def rotate_key(body: KeyRotate, admin: AdminDep, gateway: GatewayDep, response: Response) -> CreatedKey:
-    old, new, full = await gateway.rotate_key(admin.tenant_id, body.key_id)
+    old, new, full = await gateway.key_admin.rotate(admin.tenant_id, body.key_id, body.overlap_seconds)
     response.headers["Cache-Control"] = NO_STORE
-    return CreatedKey(**view(new), key=full, rotated_from=old.id)
+    return CreatedKey(**view(new), key=full, rotated_from=old.id, old_key_revoked_at=_ts(old.revoked_at))
 
 
 @router.get("/admin/usage", summary="Requests, tokens and spend per key and model (and day) of the tenant")

@@ -65,6 +65,7 @@ def test_a_webhook_registered_in_the_dashboard_shows_its_deliveries(
     page.get_by_test_id("key-create").click()
     page.get_by_test_id("back-to-keys").click()
     page.get_by_test_id("key-rotate").click()
+    page.get_by_test_id("key-rotate-confirm").click()  # rotation asks first
     expect(page.get_by_role("heading", level=1)).to_have_text("Your new API key")
 
     page.get_by_test_id("nav-webhooks").click()

@@ -50,6 +50,8 @@ async def rendered(dash: Dash) -> AsyncIterator[tuple[str, httpx.Response]]:
     yield "key created", created
     key_id = re.search(r"<code>(key_\w+)</code>", created.text).group(1)  # type: ignore[union-attr]
     yield "revoke page", await browser.get(f"/app/keys/{key_id}/revoke")
+    yield "key page", await browser.get(f"/app/keys/{key_id}")
+    yield "rotate page", await browser.get(f"/app/keys/{key_id}/rotate")
     yield "key rotated", await post_form(browser, "/app/keys", f"/app/keys/{key_id}/rotate")
     hook = await post_form(
         browser, "/app/webhooks", "/app/webhooks", url="http://127.0.0.1:9/h", events=["key.rotated"]
@@ -106,7 +108,7 @@ async def test_every_dashboard_page_is_safe_and_structured(dash: Dash) -> None:
         for form in page.all("form"):
             if form.attrs.get("method") == "post":
                 assert 'name="csrf_token"' in _form_html(response.text, form), (name, form.attrs)
-    assert seen == 28
+    assert seen == 30
 
 
 def _form_html(html: str, form: object) -> str:

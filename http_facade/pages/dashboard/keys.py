@@ -1,22 +1,30 @@
-"""API keys: list, create (the key shown once), revoke and rotate, as ``/admin/api-keys`` and
-``/admin/keys/rotate`` do it (``Gateway.issue_key``, ``revoke_key``, ``rotate_key``).
+"""API keys: list, create (the key shown once, with first-request snippets), revoke and rotate (each
+after a confirmation page), as ``/admin/api-keys`` and ``/admin/keys/rotate`` do it (``KeyAdmin``).
+The key page (``/app/keys/{id}``: settings, spend, requests) is ``key_page.py``; the settings form
+``key_forms.py``.
 
 The page that shows a new key is the answer to the POST itself, ``Cache-Control: no-store``; the
 key is never stored and no later page can show it again (lists show its prefix and last four).
+A form the service refuses is shown again with the message next to its field and the input kept.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import Form, Path, Request
+from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
 from agent_server.errors import AgentError
+from agent_server.gateway.key_admin import MAX_OVERLAP, is_live
+from agent_server.gateway.key_settings import DEFAULT_SCOPES
 from agent_server.gateway.repository import find_key, list_keys
 from agent_server.gateway.tables import ApiKey
+from http_facade.pages.dashboard import key_forms, key_page
 from http_facade.pages.dashboard.audit_trail import audited
+from http_facade.pages.dashboard.key_forms import KeyForm
+from http_facade.pages.dashboard.key_views import KEYS_PAGE, KeyId, form_context, shown
 from http_facade.pages.dashboard.route import (
     DashboardForm,
     SessionDep,
@@ -26,42 +34,77 @@ from http_facade.pages.dashboard.route import (
     responses,
     see_other,
 )
-from http_facade.pages.dashboard.session import APP_PATH, Session
+from http_facade.pages.dashboard.session import Session
+from http_facade.pages.dashboard.snippets import chat_model, first_request
 from http_facade.pages.dashboard.tenant import tenant_of
 from http_facade.routes.admin_keys import view
 
 router = dashboard_router()
-KEYS_PAGE = f"{APP_PATH}/keys"
-KeyId = Annotated[str, Path(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_-]+$")]
+router.include_router(key_page.router)
+OVERLAPS = (
+    (0, "None: the old key stops at once"),
+    (3600, "1 hour"),
+    (86_400, "24 hours"),
+    (604_800, "7 days"),
+)
 
 
-class KeyForm(DashboardForm):
-    name: str = Field(min_length=1, max_length=200)
-    scopes: list[str] = Field(default_factory=list, max_length=5)
-
-
-def _status(record: ApiKey) -> str:
-    if record.revoked_at is None:
-        return "active"
-    return "replaced" if record.replaced_by else "revoked"
+class RotateForm(DashboardForm):
+    overlap: int = Field(default=0, ge=0, le=MAX_OVERLAP)
 
 
 async def _keys_page(
-    request: Request, session: Session, *, error: AgentError | None = None, notice: str = ""
+    request: Request,
+    session: Session,
+    *,
+    values: dict[str, Any] | None = None,
+    error: AgentError | None = None,
+    notice: str = "",
 ) -> HTMLResponse:
     _, plan = await tenant_of(request, session)
     gateway = request.app.state.gateway
     await gateway.usage.flush()  # the usage this process still holds moves "last used" on
     records = await list_keys(gateway.db, session.tenant_id)
-    keys = [{**view(record), "status": _status(record)} for record in reversed(records)]
-    context = {"keys": keys, "scopes": sorted(plan.scopes), "error": error, "notice": notice}
+    now = gateway.clock.now()
+    keys = [shown(record, now) for record in reversed(records)]
+    context = {
+        "keys": keys,
+        "live": sum(1 for record in records if is_live(record, now)),
+        "plan": plan,
+        "notice": notice,
+        **form_context(request, plan, values or key_forms.new_values(list(DEFAULT_SCOPES)), error),
+    }
     return page(request, "keys.html", context, session=session, status=error.http_status if error else 200)
+
+
+async def created_page(
+    request: Request, session: Session, record: ApiKey, full: str, **more: Any
+) -> HTMLResponse:
+    """The new key, once, with the first request's snippets filled in with it."""
+    gateway = request.app.state.gateway
+    _, plan = await tenant_of(request, session)
+    model = await chat_model(gateway, plan, record.models)
+    settings = request.app.state.services.settings
+    context = {
+        "key": view(record),
+        "secret": full,
+        "first_request": first_request(settings.public_base_url, key=full, model=model),
+        "rotated_from": None,
+        **more,
+    }
+    return page(request, "key_created.html", context, session=session)
 
 
 @router.get(KEYS_PAGE, summary="Dashboard: the organisation's API keys")
 async def keys_page(request: Request, session: SessionDep, revoked: str = "") -> HTMLResponse:
-    notice = f"The key {revoked} is revoked; requests with it now fail." if revoked else ""
-    return await _keys_page(request, session, notice=notice[:200])
+    notice = ""
+    if revoked:
+        try:
+            record = await find_key(request.app.state.gateway.db, session.tenant_id, revoked[:40])
+            notice = f"The key “{record.name}” is revoked; requests with it now fail."
+        except AgentError:
+            notice = ""  # a stale or foreign id: nothing to say
+    return await _keys_page(request, session, notice=notice)
 
 
 @router.post(
@@ -77,12 +120,12 @@ async def create_key(request: Request, form: Annotated[KeyForm, Form()], session
         async with audited(
             request, session.user_id, session.tenant_id, "api_key.create", details=details
         ) as note:
-            record, full = await gateway.issue_key(session.tenant_id, form.name, form.scopes)
+            options = key_forms.read(form, gateway.models.currency, gateway.clock.now())
+            record, full = await gateway.key_admin.issue(session.tenant_id, form.name, form.scopes, options)
             note["target"] = record.id
     except AgentError as err:
-        return await _keys_page(request, session, error=err)
-    context = {"key": view(record), "secret": full, "rotated_from": None}
-    return page(request, "key_created.html", context, session=session)
+        return await _keys_page(request, session, values=key_forms.submitted(form), error=err)
+    return await created_page(request, session, record, full)
 
 
 @router.get(
@@ -91,10 +134,9 @@ async def create_key(request: Request, form: Annotated[KeyForm, Form()], session
     responses=responses(404),
 )
 async def revoke_page(request: Request, key_id: KeyId, session: SessionDep) -> HTMLResponse:
-    record = await find_key(request.app.state.gateway.db, session.tenant_id, key_id)
-    return page(
-        request, "key_revoke.html", {"key": {**view(record), "status": _status(record)}}, session=session
-    )
+    gateway = request.app.state.gateway
+    record = await find_key(gateway.db, session.tenant_id, key_id)
+    return page(request, "key_revoke.html", {"key": shown(record, gateway.clock.now())}, session=session)
 
 
 @router.post(
@@ -111,18 +153,51 @@ async def revoke_key(
     return see_other(f"{KEYS_PAGE}?revoked={key_id}")
 
 
+async def _rotate_page(
+    request: Request, session: Session, key_id: str, *, overlap: int = 0, error: AgentError | None = None
+) -> HTMLResponse:
+    gateway = request.app.state.gateway
+    record = await find_key(gateway.db, session.tenant_id, key_id)
+    context = {
+        "key": shown(record, gateway.clock.now()),
+        "overlaps": OVERLAPS,
+        "overlap": overlap,
+        "error": error,
+    }
+    return page(
+        request, "key_rotate.html", context, session=session, status=error.http_status if error else 200
+    )
+
+
+@router.get(
+    f"{KEYS_PAGE}/{{key_id}}/rotate",
+    summary="Dashboard: confirm rotating an API key and choose how long the old one keeps working",
+    responses=responses(404),
+)
+async def rotate_page(request: Request, key_id: KeyId, session: SessionDep) -> HTMLResponse:
+    return await _rotate_page(request, session, key_id)
+
+
 @router.post(
     f"{KEYS_PAGE}/{{key_id}}/rotate",
-    summary="Dashboard: replace an API key; the old one stops at once, the new one is shown once",
+    summary="Dashboard: replace an API key; the old one stops at once or after the overlap, the new one is shown once",
     responses=responses(404),
 )
 async def rotate_key(
-    request: Request, key_id: KeyId, form: Annotated[DashboardForm, Form()], session: SessionDep
+    request: Request, key_id: KeyId, form: Annotated[RotateForm, Form()], session: SessionDep
 ) -> HTMLResponse:
     checked(request, form)
     gateway = request.app.state.gateway
-    async with audited(request, session.user_id, session.tenant_id, "api_key.rotate", target=key_id) as note:
-        old, new, full = await gateway.rotate_key(session.tenant_id, key_id)
-        note["details"]["scopes"] = list(new.scopes)
-    context = {"key": view(new), "secret": full, "rotated_from": old.id}
-    return page(request, "key_created.html", context, session=session)
+    try:
+        async with audited(
+            request, session.user_id, session.tenant_id, "api_key.rotate", target=key_id
+        ) as note:
+            old, new, full = await gateway.key_admin.rotate(session.tenant_id, key_id, form.overlap)
+            note["details"].update(scopes=list(new.scopes), overlap_seconds=form.overlap)
+    except AgentError as err:
+        if err.http_status == 404:
+            raise
+        return await _rotate_page(request, session, key_id, overlap=form.overlap, error=err)
+    return await created_page(
+        request, session, new, full, rotated_from=shown(old, gateway.clock.now()), overlap=form.overlap
+    )

@@ -1,16 +1,17 @@
-// Copy buttons: a button with data-copy="<id>" copies that field's value (a new key or secret).
-// The button appears only where the clipboard is available; the field can always be selected.
+// Copy buttons: a button with data-copy="<id>" copies that field's value (a new key or secret) or,
+// for a code block, its text; data-status names the element that says so (default: copy-status).
+// The button appears only where the clipboard is available; the text can always be selected.
 for (const button of document.querySelectorAll("button[data-copy]")) {
   const field = document.getElementById(button.dataset.copy);
-  const status = document.getElementById("copy-status");
-  if (!field || !navigator.clipboard) continue;
+  const status = document.getElementById(button.dataset.status || "copy-status");
+  if (!field || !status || !navigator.clipboard) continue;
   button.hidden = false;
   button.addEventListener("click", async () => {
     try {
-      await navigator.clipboard.writeText(field.value);
+      await navigator.clipboard.writeText("value" in field ? field.value : field.textContent);
       status.textContent = "Copied to the clipboard.";
     } catch {
-      field.select();
+      if ("select" in field) field.select();
       status.textContent = "Select the text and copy it with your keyboard.";
     }
   });
