@@ -1,6 +1,6 @@
 """plans.max_keys: how many active API keys a tenant of the plan may hold (null: no limit)
 
-Revision ID: 0018_plan_max_keys
+Revision ID: 0014_plan_max_keys
 Revises: 0013_key_last_used
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0018_plan_max_keys"
+revision = "0014_plan_max_keys"
 down_revision = "0013_key_last_used"
 branch_labels = None
 depends_on = None
