@@ -172,7 +172,7 @@ def versioning_policy(versions: VersionRegistry, settings: Settings, now: float)
                 "## Schedule of a breaking change",
                 "",
                 "- Day 0: the new version ships and the old one is deprecated. Its responses carry `Deprecation` "
-                "(RFC 9745, `@<epoch seconds>`), `Sunset` (RFC 8594, HTTP-date) and `Link` headers with "
+                "(an HTTP-date), `Sunset` (RFC 8594, an HTTP-date) and `Link` headers with "
                 f'`rel="deprecation"` (this page) and `rel="successor-version"` (`{base}/openapi.json`).',
                 "- Month 6: an e-mail reminder to the admins of tenants whose keys used the old version in the "
                 "last 30 days.",

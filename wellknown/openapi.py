@@ -129,7 +129,7 @@ def _components(settings: Settings, versions: list[str]) -> dict[str, Any]:
         "headers": {
             "API-Version": {"description": version_text, "schema": {"type": "string"}},
             "Deprecation": {
-                "description": "RFC 9745 date (`@<epoch>`) of a deprecated version.",
+                "description": "HTTP-date since which the pinned version is deprecated (spec 9).",
                 "schema": {"type": "string"},
             },
             "Sunset": {
