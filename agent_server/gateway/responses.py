@@ -29,6 +29,8 @@ from typing import Any
 from pydantic_core import to_json
 
 from agent_server.errors import ValidationFailed
+from agent_server.gateway.chat import EventSource
+from agent_server.gateway.relay import Streamed
 from agent_server.gateway.response_store import ResponseStore, Stored
 from agent_server.gateway.service import Caller
 from agent_server.llm.types import Answer, Call, Chunk
@@ -70,8 +72,8 @@ class StoredResponses:
         body["input"] = [*(upstream_item(item) for item in self.history), *current]
         return replace(call, body=body)
 
-    async def keep(self, caller: Caller, call: Call, result: Any) -> Any:
-        """The answer (an ``Answer``) or the stream (with a ``batches()``) the client gets."""
+    async def keep(self, caller: Caller, call: Call, result: Answer | Streamed) -> Answer | EventSource:
+        """The answer or the stream the client gets, the response stored (unless ``store: false``)."""
         if isinstance(result, Answer):
             if not _is_response(result.data):
                 return result
@@ -98,7 +100,7 @@ class StoredResponses:
 class KeptStream:
     """A Responses stream whose final response is stored before the client sees that event."""
 
-    def __init__(self, kept: StoredResponses, caller: Caller, call: Call, streamed: Any) -> None:
+    def __init__(self, kept: StoredResponses, caller: Caller, call: Call, streamed: EventSource) -> None:
         self.kept, self.caller, self.call, self.streamed = kept, caller, call, streamed
 
     async def batches(self) -> AsyncIterator[list[Chunk]]:

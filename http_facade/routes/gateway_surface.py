@@ -1,8 +1,9 @@
-"""The request flow of the gateway's added surfaces: /v1/messages, /v2 and the cached /v1 routes.
+"""The request flow of the gateway's added surfaces: /v1/messages, /v1/responses, /v2 and the cached /v1 routes.
 
 It is the relay flow of ``gateway_relay.relay_request`` (admit, read the body, relay, answer) with
 what a surface changes: how the key is read, how the body becomes a call and what is checked
-after, the style of a stream's in-band error, and the response cache. The /v1 routes keep
+after, what the client gets instead of the relayed answer (the Responses API stores it first),
+the style of a stream's in-band error, and the response cache. The /v1 routes keep
 ``relay_request`` itself while the cache is off, so their hot path carries none of this.
 """
 
