@@ -35,6 +35,7 @@ from weakref import WeakKeyDictionary
 
 from agent_server.clock import Clock
 from agent_server.errors import RateLimited, Unavailable
+from agent_server.retry_guidance import SITE_RESET, after_rate_limit
 from agent_server.storage.kv import KV, KVUnavailable, RedisKV
 
 log = logging.getLogger("agentgate.ratelimit")
@@ -222,7 +223,7 @@ class Limiter:
         if not usage.allowed:
             raise RateLimited(
                 f"Rate limit of {policy.limit} requests per {policy.window} s exceeded; "
-                f"retry in {usage.retry_after} s.",
+                f"{after_rate_limit(usage.retry_after, SITE_RESET, idempotent=True)}.",
                 retry_after=usage.retry_after,
                 headers=usage.headers(),
                 extra=extra,

@@ -243,6 +243,13 @@ class Settings(BaseSettings):
     response_cache_sampled: bool = Field(
         default=False, description="Also cache chat with n > 1 or a temperature other than 0."
     )
+    # Stored Responses API answers (docs/gateway.md "Stored responses"), deleted by the job sweep.
+    responses_retention_days: int = Field(
+        default=30,
+        ge=1,
+        le=3650,
+        description="How long /v1/responses answers (store not false) can be read and chained.",
+    )
 
     # Logs, metrics and traces (docs/operations.md). Traces follow the standard OTEL_* variables.
     log_format: Literal["text", "json"] = Field(

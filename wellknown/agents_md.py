@@ -12,6 +12,7 @@ from agent_server.content import Company, Plan
 from agent_server.mcp import MCP_PROTOCOL_VERSION
 from agent_server.projections import DIALECTS
 from agent_server.registry import Registry, ToolSpec
+from agent_server.retry_guidance import NOT_RETRIED, RATE_LIMITED, SERVER_ERROR
 from agent_server.settings import Settings
 from agent_server.versions import FINAL_NOTICE_SECONDS, POLICY_PATH, VersionRegistry, http_date
 from wellknown.mcp import MCP_PATH
@@ -122,8 +123,9 @@ def agents_md(
         '- `/v1`, `/admin`, `/agent`: `{"error": {"type", "message", "code", "param"}}` (OpenAI style).',
         '- Everything else: `{"error": {"message", "type", "code", "param"?, "retry_after"?, '
         f'"documentation_url"}}`; codes are documented at `{base}/docs/errors`.',
-        "- 429: wait `Retry-After` seconds. 5xx: at most 3 retries with exponential backoff and jitter "
-        "(GET, HEAD, or a mutation with an `Idempotency-Key`). Do not retry 400, 401, 403, 404 or 409.",
+        f"- {RATE_LIMITED}",
+        f"- {SERVER_ERROR}",
+        f"- {NOT_RETRIED}",
         "",
         "## Limits",
         "",
@@ -172,7 +174,7 @@ def versioning_policy(versions: VersionRegistry, settings: Settings, now: float)
                 "## Schedule of a breaking change",
                 "",
                 "- Day 0: the new version ships and the old one is deprecated. Its responses carry `Deprecation` "
-                "(RFC 9745, `@<epoch seconds>`), `Sunset` (RFC 8594, HTTP-date) and `Link` headers with "
+                "(an HTTP-date), `Sunset` (RFC 8594, an HTTP-date) and `Link` headers with "
                 f'`rel="deprecation"` (this page) and `rel="successor-version"` (`{base}/openapi.json`).',
                 "- Month 6: an e-mail reminder to the admins of tenants whose keys used the old version in the "
                 "last 30 days.",

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_server.errors import DOCS_PATH
+from agent_server.retry_guidance import RATE_LIMITED, SERVER_ERROR
 from agent_server.settings import Settings
 from agent_server.versions import POLICY_PATH
 from wellknown.event_stream import SERVER_SENT_EVENT
@@ -38,8 +39,8 @@ ERROR_TEXT = {
     409: "Conflicts with the current state, or an Idempotency-Key reused with another body.",
     410: "The pinned API-Version is retired; the body names its successor.",
     413: "The request body is too large.",
-    429: "Too many requests; wait Retry-After seconds.",
-    500: "Internal error; retry with backoff.",
+    429: f"Too many requests. {RATE_LIMITED}",
+    500: f"Internal error. {SERVER_ERROR}",
 }
 
 
@@ -129,7 +130,7 @@ def _components(settings: Settings, versions: list[str]) -> dict[str, Any]:
         "headers": {
             "API-Version": {"description": version_text, "schema": {"type": "string"}},
             "Deprecation": {
-                "description": "RFC 9745 date (`@<epoch>`) of a deprecated version.",
+                "description": "HTTP-date since which the pinned version is deprecated (spec 9).",
                 "schema": {"type": "string"},
             },
             "Sunset": {

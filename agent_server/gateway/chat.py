@@ -16,12 +16,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from pydantic_core import to_json
 
 from agent_server.errors import AgentError, gateway_envelope
-from agent_server.gateway.relay import Streamed
 from agent_server.llm.types import Chunk
 from agent_server.llm.wire import DONE, sse
 
@@ -55,7 +54,13 @@ OPENAI_STREAM = StreamStyle(error_event, DONE)
 RESPONSES_STREAM = StreamStyle(responses_error_event, b"")
 
 
-async def event_stream(streamed: Streamed, style: StreamStyle = OPENAI_STREAM) -> AsyncIterator[bytes]:
+class EventSource(Protocol):
+    """A relayed stream (``relay.Streamed``, or a wrapper of one): its chunks, one batch per read."""
+
+    def batches(self) -> AsyncIterator[list[Chunk]]: ...
+
+
+async def event_stream(streamed: EventSource, style: StreamStyle = OPENAI_STREAM) -> AsyncIterator[bytes]:
     """The body of a relayed stream: each batch of events in one write, then the end."""
     last: Chunk | None = None
     end = style.end

@@ -1,6 +1,11 @@
 """What a key may call, for ``GET /v1/models`` and ``GET /v1/models/{id}``: exactly the models its
-plan grants, its allow-list permits and that can be served, a BYOK model only when the tenant has
-stored its key for the provider. ``Gateway.entitle`` enforces the same rules on calls.
+plan grants, its allow-list permits, its scopes reach and that can be served, a BYOK model only
+when the tenant has stored its key for the provider. ``Gateway.entitle`` and the routes' scopes
+enforce the same rules on calls.
+
+Scopes: an embedding model (capability ``embeddings`` without ``chat``) is called on
+``/v1/embeddings``, which needs the ``embeddings`` scope and the plan's ``embeddings`` feature;
+every other model is called on the chat routes, which need the ``chat`` scope.
 
 Served means: for a sandbox key, any model the gateway knows (the mock answers every one); for a
 live key, the models of the routing table, plus BYOK models whose provider has an upstream.
@@ -14,9 +19,19 @@ from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.model_table import ModelTable
 from agent_server.llm.types import LLMBackend
 
+EMBEDDINGS = "embeddings"
+
+
+def _route_allowed(principal: KeyPrincipal, model: str, models: ModelTable) -> bool:
+    """The key's scopes (and the plan's feature) reach the route this model is called on."""
+    entry = models.entries.get(model)
+    if entry is not None and EMBEDDINGS in entry.capabilities and "chat" not in entry.capabilities:
+        return EMBEDDINGS in principal.scopes and EMBEDDINGS in principal.plan.features
+    return "chat" in principal.scopes
+
 
 def may_call(principal: KeyPrincipal, model: str, models: ModelTable) -> bool:
-    if not principal.plan.grant.allows(model):
+    if not principal.plan.grant.allows(model) or not _route_allowed(principal, model, models):
         return False
     if principal.models is not None and not principal.models.allows(model):
         return False

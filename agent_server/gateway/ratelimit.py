@@ -21,6 +21,7 @@ from typing import NamedTuple
 from agent_server.clock import Clock
 from agent_server.errors import RateLimited
 from agent_server.ratelimit import Limiter
+from agent_server.retry_guidance import GATEWAY_RESET, after_rate_limit
 from agent_server.storage.kv import KV
 
 KEY_PREFIX = "rl:key:"  # + the key id
@@ -56,7 +57,7 @@ class RateLimiter:
             retry_after = max(1, math.ceil(decision.retry_after))
             raise RateLimited(
                 f"Rate limit of {limit} requests per {self.window:g} s reached for this API key; "
-                f"retry after {retry_after} s.",
+                f"{after_rate_limit(retry_after, GATEWAY_RESET)}.",
                 retry_after=retry_after,
                 headers=state.headers(),
             )

@@ -19,6 +19,7 @@ from contextlib import aclosing
 
 from agent_server.errors import AgentError, AuthFailed
 from agent_server.gateway.output_limits import check_output_tokens
+from agent_server.gateway.sandbox import check_sandbox_call
 from agent_server.gateway.service import Caller, Gateway
 from agent_server.llm.messages_bridge import relay_for
 from agent_server.llm.tokens import estimate
@@ -64,6 +65,8 @@ class Exchange:
             gateway = self.gateway
             gateway.entitle(self.caller, call.model, stream=call.stream, feature=feature)
             check_output_tokens(gateway.models, call)  # max_tokens within the model's window
+            if self.caller.principal.environment == "test":
+                check_sandbox_call(gateway.models, call)  # what a real model would refuse (sandbox.py)
             llm = relay_for(gateway.llm_for(self.caller.principal, call.model), call)
             self.backend = llm.name
             if call.stream:

@@ -71,10 +71,11 @@ def _item(reply: Reply, item_id: str, status: str) -> dict[str, Any]:
             "id": item_id,
             "call_id": reply.call["id"],
             "name": reply.call["name"],
-            "arguments": reply.call["arguments"] if status == "completed" else "",
+            "arguments": reply.call["arguments"] if status != "in_progress" else "",
             "status": status,
         }
-    content = [_part(reply.content or "")] if status == "completed" else []
+    # Finished (completed, or incomplete: cut by max_output_tokens) items keep the text produced.
+    content = [_part(reply.content or "")] if status != "in_progress" else []
     return {"type": "message", "id": item_id, "status": status, "role": "assistant", "content": content}
 
 
@@ -133,8 +134,8 @@ def response_events(call: Call) -> list[Chunk]:
     rid, item_id = _ids(reply)
     events: list[tuple[str, dict[str, Any], str]] = []
 
-    def add(kind: str, text: str = "", **fields: Any) -> None:
-        events.append((kind, fields, text))
+    def add(kind: str, generated: str = "", **fields: Any) -> None:
+        events.append((kind, fields, generated))  # ``generated``: the event's new text, for estimates
 
     opening = _response(call, rid, reply, None, item_id)
     add("response.created", response=opening)

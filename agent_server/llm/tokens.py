@@ -21,9 +21,14 @@ def count_tokens(text: str) -> int:
 
 
 def truncate(text: str, limit: int) -> str:
-    """At most ``limit`` tokens of ``text`` (the tokens joined by spaces when it is cut)."""
-    tokens = _TOKEN.findall(text)
-    return text if len(tokens) <= limit else " ".join(tokens[:limit])
+    """The longest prefix of ``text`` with at most ``limit`` tokens: a cut answer is the start of
+    the whole one, as a model's answer cut by ``max_tokens`` is, its spacing and punctuation kept."""
+    if limit <= 0:
+        return ""
+    for number, token in enumerate(_TOKEN.finditer(text), 1):
+        if number == limit:
+            return text[: token.end()]
+    return text
 
 
 def text_of(content: Any) -> str:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_server.retry_guidance import RATE_LIMITED
+
 SITE_ERROR = {"$ref": "#/components/schemas/SiteError"}
 HTML_TEXT = {"schema": {"type": "string"}}
 ERROR_TEXT = {
     400: "Invalid form field; a page for a browser, the envelope for a program.",
     404: "No such resource.",
-    429: "Too many requests from this address; wait Retry-After seconds.",
+    429: f"Too many requests from this address. {RATE_LIMITED}",
     503: "A dependency is unavailable; retry shortly.",
 }
 

@@ -34,6 +34,7 @@ from agent_server.gateway.anthropic_errors import ANTHROPIC_STREAM, anthropic_er
 from agent_server.gateway.relay import Exchange
 from agent_server.gateway.service import Gateway
 from agent_server.llm.anthropic_translate import MESSAGES, prompt_tokens
+from agent_server.request_context import current_request_id
 from http_facade.errors import validation_error
 from http_facade.gateway_deps import api_key_of
 from http_facade.routes.gateway_relay import JSON, DirectRoute, Endpoint, _inline_refs, pinned_version
@@ -47,6 +48,7 @@ SURFACE = Surface(
     Endpoint(MESSAGES, "chat", "messages", None, ANTHROPIC_STREAM), read_messages_call, passed=passed_headers
 )
 COUNT_USAGE = "messages.count_tokens"
+ANTHROPIC_REQUEST_ID = "request-id"
 
 _ERROR = {
     "type": "object",
@@ -65,6 +67,10 @@ _ERROR = {
 _ERRORS = {"anyOf": [_ERROR, {"$ref": "#/components/schemas/GatewayError"}]}
 
 
+_REQUEST_ID = {
+    "description": "The id of this request, as Anthropic names it (the same as X-Request-Id).",
+    "schema": {"type": "string"},
+}
 # The client's head an Anthropic-compatible upstream gets (anthropic_body.passed_headers).
 _PASSED = [
     {
@@ -85,9 +91,11 @@ _PASSED = [
 
 
 def _openapi(body: Any, ok: dict[str, Any], head: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    responses: dict[str, Any] = {"200": {"description": "The answer", "content": ok}}
+    named = {ANTHROPIC_REQUEST_ID: _REQUEST_ID}
+    responses: dict[str, Any] = {"200": {"description": "The answer", "content": ok, "headers": named}}
     for status in ("400", "401", "402", "403", "404", "429", "500", "502", "503", "504"):
-        responses[status] = {"description": "An error", "content": {JSON: {"schema": _ERRORS}}}
+        error = {JSON: {"schema": _ERRORS}}
+        responses[status] = {"description": "An error", "content": error, "headers": named}
     schema = _inline_refs(body.json_schema())
     request = {
         "requestBody": {"required": True, "content": {JSON: {"schema": schema}}},
@@ -110,12 +118,17 @@ _COUNT = {
 
 async def _anthropic_shaped(request: Request, handle: Callable[[Request], Awaitable[Response]]) -> Response:
     try:
-        return await handle(request)
+        response = await handle(request)
     except AgentError as err:
-        return error_response(request, err)
+        response = error_response(request, err)
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return error_response(request, AgentError("Internal error; please retry later."))
+        response = error_response(request, AgentError("Internal error; please retry later."))
+    # Anthropic names the request in ``request-id`` (its SDK's ``_request_id`` and error
+    # ``request_id``); the edge's ``X-Request-Id`` carries the same id.
+    if (request_id := current_request_id()) is not None:
+        response.headers[ANTHROPIC_REQUEST_ID] = request_id
+    return response
 
 
 def error_response(request: Request, err: AgentError) -> Response:

@@ -1,8 +1,9 @@
-"""The request flow of the gateway's added surfaces: /v1/messages, /v2 and the cached /v1 routes.
+"""The request flow of the gateway's added surfaces: /v1/messages, /v1/responses, /v2 and the cached /v1 routes.
 
 It is the relay flow of ``gateway_relay.relay_request`` (admit, read the body, relay, answer) with
 what a surface changes: how the key is read, how the body becomes a call and what is checked
-after, the style of a stream's in-band error, and the response cache. The /v1 routes keep
+after, what the client gets instead of the relayed answer (the Responses API stores it first),
+the style of a stream's in-band error, and the response cache. The /v1 routes keep
 ``relay_request`` itself while the cache is off, so their hot path carries none of this.
 """
 
@@ -16,11 +17,11 @@ from fastapi import Request, Response
 from pydantic import ValidationError
 
 from agent_server.errors import AgentError
-from agent_server.gateway.chat import StreamStyle, event_stream
+from agent_server.gateway.chat import EventSource, StreamStyle, event_stream
 from agent_server.gateway.relay import Exchange, Streamed
 from agent_server.gateway.response_cache import ResponseCache, run_cached
 from agent_server.gateway.service import Caller, Gateway
-from agent_server.llm.types import Call, RawHeaders
+from agent_server.llm.types import Answer, Call, RawHeaders
 from http_facade.errors import validation_error
 from http_facade.gateway_deps import api_key_of
 from http_facade.middleware import MODEL_KEY
@@ -31,6 +32,8 @@ CACHE_HEADER = "X-Agentgate-Cache"  # hit, miss or bypass in answers; no-store i
 Reader = Callable[[bytes, int], Call]
 Check = Callable[[Gateway, Caller, Call], Awaitable[Call]]
 Head = Iterable[tuple[bytes, bytes]]
+# After the relay: what the client gets instead (the Responses API stores its answers here).
+After = Callable[[Caller, Call, Answer | Streamed], Awaitable[Answer | EventSource]]
 
 
 class Surface(NamedTuple):
@@ -39,6 +42,7 @@ class Surface(NamedTuple):
     key_of: Callable[[Request], str | None] = api_key_of
     check: Check | None = None  # after the body is read: may refuse or change the call
     passed: Callable[[Head], RawHeaders] | None = None  # headers for a native upstream
+    after: After | None = None
 
 
 def skips_cache(request: Request) -> bool:
@@ -88,7 +92,10 @@ async def serve(
             exchange, cache, call, feature=endpoint.feature, bypass=skips_cache(request)
         )
         answer_headers[CACHE_HEADER] = outcome
-    if type(result) is Streamed:
-        body = event_stream(result, style or endpoint.style)
-        return EventStreamResponse(body, headers={**answer_headers, **SSE_HEADERS})
-    return Response(result.body, media_type=JSON, headers=answer_headers)  # type: ignore[union-attr]
+    answer: Answer | EventSource = result
+    if surface.after is not None:
+        answer = await surface.after(caller, call, result)
+    if isinstance(answer, Answer):
+        return Response(answer.body, media_type=JSON, headers=answer_headers)
+    body = event_stream(answer, style or endpoint.style)
+    return EventStreamResponse(body, headers={**answer_headers, **SSE_HEADERS})

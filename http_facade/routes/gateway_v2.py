@@ -1,10 +1,10 @@
 """The /v2 surface: POST /v2/chat/completions, GET /v2/models and GET /v2/models/{model_id}.
 
 The successor of /v1's chat surface (what differs: ``agent_server/gateway/v2.py`` and
-docs/gateway.md "/v2"): the key only as ``Authorization: Bearer``, ``model`` among the key's
-callable models, the usage chunk in every stream, a ``request_id`` in every error. Chat goes
-through the same seams as /v1 (admission, entitlement, relay, the response cache when it is on)
-and is metered as ``v2.chat``; the model list as ``v2.models``.
+docs/gateway.md "/v2"): ``model`` among the key's callable models, the usage chunk in every
+stream, a ``request_id`` in every error. The key is read as on /v1 (``Authorization: Bearer`` or
+``X-API-Key``, spec 5.1). Chat goes through the same seams as /v1 (admission, entitlement, relay,
+the response cache when it is on) and is metered as ``v2.chat``; the model list as ``v2.models``.
 """
 
 from __future__ import annotations
@@ -15,17 +15,16 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic_core import to_json
 
-from agent_server.errors import AgentError, AuthFailed, NotFound
+from agent_server.errors import AgentError, NotFound
 from agent_server.gateway.bodies import read_call
 from agent_server.gateway.service import Caller, Gateway
 from agent_server.gateway.v2 import CHAT_USAGE, MODELS_USAGE, callable_call, stream_style, with_request_id
 from agent_server.llm.types import CHAT, Call
 from agent_server.request_context import HEADER, current_request_id, new_request_id
-from http_facade.gateway_deps import bearer_token
+from http_facade.gateway_deps import api_key_of
 from http_facade.routes.gateway_relay import JSON, DirectRoute, Endpoint, pinned_version, request_body
 from http_facade.routes.gateway_surface import Surface, serve
 
-BEARER_ONLY = {"security": [{"apiKeyBearer": []}]}
 router = APIRouter(tags=["gateway"])
 
 
@@ -39,18 +38,12 @@ def request_id() -> tuple[str, dict[str, str]]:
     return made, {HEADER: made}
 
 
-def bearer_key(request: Request) -> str | None:
-    key = bearer_token(request)
-    if key is None and any(name == b"x-api-key" for name, _ in request.scope["headers"]):
-        raise AuthFailed("/v2 takes the API key as 'Authorization: Bearer <key>' only; X-API-Key is for /v1.")
-    return key
-
-
 def _read_chat(raw: bytes, created: int) -> Call:
     return read_call(CHAT, raw, created)
 
 
-CHAT_SURFACE = Surface(Endpoint(CHAT, "chat", CHAT_USAGE), _read_chat, bearer_key, callable_call)
+# The key as on /v1 (spec 5.1): Authorization: Bearer or X-API-Key.
+CHAT_SURFACE = Surface(Endpoint(CHAT, "chat", CHAT_USAGE), _read_chat, api_key_of, callable_call)
 
 
 async def _named(handle: Callable[[str, dict[str, str]], Awaitable[Response]]) -> Response:
@@ -76,21 +69,21 @@ router.add_api_route(
     chat_completions,
     methods=["POST"],
     summary="Create a chat completion (/v2: JSON, or server-sent events that always end with the usage)",
-    openapi_extra={**request_body(CHAT, streamed=True), **BEARER_ONLY},
+    openapi_extra=request_body(CHAT, streamed=True),
     route_class_override=DirectRoute,
 )
 
 
 async def _models_caller(request: Request) -> tuple[Gateway, Caller]:
     gateway: Gateway = request.app.state.gateway
-    return gateway, await gateway.admit(bearer_key(request), "models")
+    return gateway, await gateway.admit(api_key_of(request), "models")
 
 
 def _json(body: dict[str, Any], headers: dict[str, str]) -> Response:
     return Response(to_json(body), media_type=JSON, headers=headers)
 
 
-@router.get("/v2/models", summary="The models this key may call (/v2)", openapi_extra=BEARER_ONLY)
+@router.get("/v2/models", summary="The models this key may call (/v2)")
 async def list_models(request: Request) -> Response:
     async def handle(rid: str, header: dict[str, str]) -> Response:
         gateway, caller = await _models_caller(request)
@@ -102,9 +95,7 @@ async def list_models(request: Request) -> Response:
     return await _named(handle)
 
 
-@router.get(
-    "/v2/models/{model_id:path}", summary="One model this key may call (/v2)", openapi_extra=BEARER_ONLY
-)
+@router.get("/v2/models/{model_id:path}", summary="One model this key may call (/v2)")
 async def retrieve_model(request: Request, model_id: str) -> Response:
     async def handle(rid: str, header: dict[str, str]) -> Response:
         gateway, caller = await _models_caller(request)

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Header, Query, Request, Response
 
 from agent_server.errors import AuthFailed
+from agent_server.retry_guidance import BACKOFF, SITE_RESET
 from agent_server.site.chat import PublicChatRequest, reply
 from agent_server.site.chat_token import check_origin
 from http_facade.deps import SettingsDep, client_ip
@@ -17,7 +18,8 @@ PATH = "/api/chat-completion.php"
 TOKEN_HEADER = "X-Platform-Token"
 router = APIRouter(tags=["site"], route_class=IdempotentRoute)
 NEXT_STEPS = [
-    "Wait the Retry-After seconds, then send the message again with the same Idempotency-Key.",
+    "Wait the Retry-After seconds, then send the message again with the same Idempotency-Key; if it is "
+    f"refused again, back off {BACKOFF} between further tries, never waiting past {SITE_RESET}.",
     "Ask without the chat: POST /api/ask.php answers from the FAQ, the weather tool or a model.",
     "Get an API key for the gateway (/v1/chat/completions) for higher, per-key limits.",
 ]

@@ -147,7 +147,9 @@ async def test_stop_sequences_and_max_tokens_give_their_stop_reasons(harness: Ha
 async def test_system_prompts_and_image_blocks_are_read(harness: Harness, key: str) -> None:
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
     body = message_body(
-        [{"type": "text", "text": "What is this?"}, image], system=[{"type": "text", "text": "Be brief."}]
+        [{"type": "text", "text": "What is this?"}, image],
+        system=[{"type": "text", "text": "Be brief."}],
+        model="agentgate-mock-large",  # a model with vision
     )
     text = (await post(harness, key, body)).json()["content"][0]["text"]
     assert "What is this?" in text and "(I received 1 image.)" in text

@@ -17,6 +17,7 @@ from agent_server.settings import Settings
 from tests.conftest import BASE_URL, LiveServer
 
 MODEL, EMBEDDER = "agentgate-mock-small", "text-embedding-3-small"
+VISION = "agentgate-mock-large"  # images need a model with the vision capability
 WEATHER = {
     "type": "function",
     "function": {
@@ -71,12 +72,12 @@ async def test_content_parts_are_read_and_images_acknowledged(client: AsyncOpenA
             ],
         }
     ]
-    completion = await client.chat.completions.create(model=MODEL, messages=messages)
+    completion = await client.chat.completions.create(model=VISION, messages=messages)
     text = completion.choices[0].message.content or ""
     assert "What is on this picture?" in text and "(I received 1 image.)" in text
-    again = await client.chat.completions.create(model=MODEL, messages=messages)
+    again = await client.chat.completions.create(model=VISION, messages=messages)
     assert again.choices[0].message.content == text  # deterministic
-    stream = await client.chat.completions.create(model=MODEL, messages=messages, stream=True)
+    stream = await client.chat.completions.create(model=VISION, messages=messages, stream=True)
     assert "".join([c.choices[0].delta.content or "" async for c in stream if c.choices]) == text
 
 

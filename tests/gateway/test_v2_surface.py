@@ -1,6 +1,6 @@
-"""The /v2 surface over HTTP: chat (JSON and SSE) and models through the /v1 seams, and what differs:
-the Bearer key only, models the key may call, the usage chunk in every stream, a request id in every
-error, its own usage endpoint names."""
+"""The /v2 surface over HTTP: chat (JSON and SSE) and models through the /v1 seams, the key in either
+header (spec 5.1), and what differs: models the key may call, the usage chunk in every stream, a
+request id in every error, its own usage endpoint names."""
 
 from __future__ import annotations
 
@@ -62,12 +62,17 @@ async def test_chat_json_and_a_stream_that_always_ends_with_the_usage(harness: H
     ]
 
 
-async def test_only_the_bearer_key_and_errors_name_the_request(harness: Harness, key: str) -> None:
+async def test_either_key_header_and_errors_name_the_request(harness: Harness, key: str) -> None:
     h = harness
-    refused = await h.client.post("/v2/chat/completions", json=chat_body(), headers={"X-API-Key": key})
+    # Spec 5.1: the key as Authorization: Bearer or as X-API-Key, on every gateway route.
+    by_header = await h.client.post("/v2/chat/completions", json=chat_body(), headers={"X-API-Key": key})
+    assert by_header.status_code == 200 and by_header.json()["object"] == "chat.completion"
+    listed = await h.client.get("/v2/models", headers={"X-API-Key": key})
+    assert listed.status_code == 200 and listed.json()["data"]
+    refused = await h.client.post("/v2/chat/completions", json=chat_body())
     error = refused.json()["error"]
     assert refused.status_code == 401 and error["code"] == "invalid_api_key"
-    assert "Authorization: Bearer" in error["message"]
+    assert "Authorization: Bearer" in error["message"] and "X-API-Key" in error["message"]
     assert error["request_id"] == refused.headers["x-request-id"]
     named = await h.client.post(
         "/v2/chat/completions",
@@ -85,11 +90,10 @@ async def test_only_the_bearer_key_and_errors_name_the_request(harness: Harness,
 
 async def test_the_model_must_be_one_the_key_may_call(harness: Harness, key: str) -> None:
     h = harness
-    # The plan grants "gpt-4o*" and the sandbox mock answers any name: /v1 answers, /v2 does not.
+    # The plan grants "gpt-4o*", but no such model exists: the sandbox refuses it on /v1 and /v2.
     body = {**chat_body(), "model": "gpt-4o-of-my-imagination"}
-    assert (
-        await h.client.post("/v1/chat/completions", json=body, headers=key_headers(key))
-    ).status_code == 200
+    v1 = await h.client.post("/v1/chat/completions", json=body, headers=key_headers(key))
+    assert v1.status_code == 400 and v1.json()["error"]["code"] == "model_not_found"
     refused = await h.client.post("/v2/chat/completions", json=body, headers=key_headers(key))
     assert refused.status_code == 400
     assert (
@@ -109,7 +113,7 @@ async def test_models_list_and_retrieve_as_on_v1(harness: Harness, key: str) -> 
     assert [r.endpoint for r in (await rows(h))[-2:]] == ["v2.models", "v2.models"]
 
 
-async def test_openapi_documents_v2_with_the_bearer_key_only(harness: Harness) -> None:
+async def test_openapi_documents_v2_with_either_key_header(harness: Harness) -> None:
     doc = (await harness.client.get("/openapi.json")).json()
     for path, method in (
         ("/v2/chat/completions", "post"),
@@ -117,7 +121,7 @@ async def test_openapi_documents_v2_with_the_bearer_key_only(harness: Harness) -
         ("/v2/models/{model_id}", "get"),
     ):
         operation = doc["paths"][path][method]
-        assert operation["security"] == [{"apiKeyBearer": []}] and operation["summary"]
+        assert operation["security"] == [{"apiKeyBearer": []}, {"apiKeyHeader": []}] and operation["summary"]
 
 
 @pytest.fixture
