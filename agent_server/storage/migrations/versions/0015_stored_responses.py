@@ -1,7 +1,7 @@
 """stored_responses: Responses API answers kept for GET /v1/responses/{id} and previous_response_id
 
 Revision ID: 0015_stored_responses
-Revises: 0013_key_last_used
+Revises: 0014_plan_max_keys
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0015_stored_responses"
-down_revision = "0013_key_last_used"
+down_revision = "0014_plan_max_keys"
 branch_labels = None
 depends_on = None
 
