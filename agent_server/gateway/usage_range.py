@@ -65,6 +65,8 @@ def usage_period(
     period = UsagePeriod(start, end)
     if max_days is not None and (period.days() or 0) > max_days:
         raise ValidationFailed(
-            f"A period spans at most {max_days} days; this one has {period.days()}.", param="start"
+            f"start ({start}) must be at most {max_days - 1} days before end ({end}): a period spans at "
+            f"most {max_days} days.",
+            param="start",
         )
     return period
