@@ -20,9 +20,9 @@ from tests.browser.conftest import OpenVisitor
 from tests.browser.dashboard import register
 from tests.browser.harness import Visitor
 from tests.browser.live import ThreadedServer
+from tests.browser.widths import check_both_widths
 
 pytestmark = pytest.mark.browser
-WIDE = {"width": 1280, "height": 900}
 
 # Chart text (labels, markers, the readout of every column) that reaches outside its chart.
 CUT_OFF = """() => [...document.querySelectorAll("svg.chart-svg")].flatMap((svg) => {
@@ -44,15 +44,12 @@ def run_snippet(page: Page, snippet: str, key: str) -> str:
     return done.stdout
 
 
-def check_both_widths(visitor: Visitor, name: str) -> None:
-    """axe, no sideways scroll and no chart text cut off, at 375 px and at 1280 px."""
-    page = visitor.page
-    for width in ("375", "1280"):
-        if width == "1280":
-            page.set_viewport_size(WIDE)
-        visitor.check(f"{name} at {width} px")
-        assert page.evaluate(CUT_OFF) == [], f"{name} at {width} px"
-    page.set_viewport_size({"width": 375, "height": 812})
+def no_chart_text_cut_off(page: Page, name: str) -> None:
+    assert page.evaluate(CUT_OFF) == [], name
+
+
+def check(visitor: Visitor, name: str) -> None:
+    check_both_widths(visitor, name, no_chart_text_cut_off)
 
 
 def test_a_first_request_from_the_snippets_then_usage_at_a_glance(
@@ -64,7 +61,7 @@ def test_a_first_request_from_the_snippets_then_usage_at_a_glance(
     expect(page.get_by_test_id("first-request")).to_be_visible()
     expect(page.get_by_test_id("first-request-base-url")).to_have_text(f"{server.url}/v1")
     expect(page.get_by_test_id("month-quota")).to_have_text("0 of 2,000,000 (0.0 %)")
-    check_both_widths(visitor, "overview before the first request")
+    check(visitor, "overview before the first request")
 
     page.get_by_test_id("nav-keys").click()
     page.get_by_test_id("key-name").fill("laptop")
@@ -74,7 +71,7 @@ def test_a_first_request_from_the_snippets_then_usage_at_a_glance(
     page.get_by_test_id("nav-usage").click()
     expect(page.get_by_test_id("usage-empty")).to_be_visible()
     expect(page.get_by_test_id("month-requests")).to_have_text("0")
-    check_both_widths(visitor, "usage, empty")
+    check(visitor, "usage, empty")
     answer = json.loads(run_snippet(page, "curl", key))
     assert answer["object"] == "chat.completion" and answer["choices"][0]["message"]["content"]
     assert "sandbox model agentgate-mock-small" in run_snippet(page, "python-openai", key)
@@ -95,7 +92,7 @@ def test_a_first_request_from_the_snippets_then_usage_at_a_glance(
     assert page.evaluate("document.activeElement.getAttribute('aria-label')") == f"{today}: 3 requests"
     expect(readout).to_be_visible()
     expect(readout).to_have_text(f"{today}: 3 requests")
-    check_both_widths(visitor, "usage, a column focused")
+    check(visitor, "usage, a column focused")
     page.get_by_test_id("usage-show").focus()
     expect(readout).to_be_hidden()
     column.locator(".chart-hit").hover()  # the pointer (over the column, not its hidden readout)
@@ -114,7 +111,7 @@ def test_a_first_request_from_the_snippets_then_usage_at_a_glance(
     keys = page.get_by_test_id("usage-keys").locator("tbody tr")
     expect(keys.locator("th")).to_contain_text("laptop")
     expect(page.get_by_test_id("chart-key-requests").locator(".bar-value")).to_have_text("3")
-    check_both_widths(visitor, "usage with three requests")
+    check(visitor, "usage with three requests")
 
     page.get_by_test_id("nav-app").click()
     expect(page.get_by_test_id("first-request")).to_have_count(0)
