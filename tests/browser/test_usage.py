@@ -6,15 +6,22 @@ no chart text cut off."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import Page, expect
+from sqlalchemy import select
 
+from agent_server.gateway import repository as repo
+from agent_server.gateway.tables import Tenant, UsageRecord
+from agent_server.settings import Settings
+from agent_server.storage.db import Database
 from tests.accounts.smtp import SmtpServer
 from tests.browser.conftest import OpenVisitor
 from tests.browser.dashboard import register
@@ -116,3 +123,68 @@ def test_a_first_request_from_the_snippets_then_usage_at_a_glance(
     page.get_by_test_id("nav-app").click()
     expect(page.get_by_test_id("first-request")).to_have_count(0)
     expect(page.get_by_test_id("month-requests")).to_have_text("3")
+
+
+LONG_MODEL = "a-rather-long-model-identifier-declared-in-the-upstream-settings-2025-04-14"
+
+
+def add_history(settings: Settings, organisation: str, days: int) -> None:
+    """Rows of the last ``days`` days, as the usage writer would have written them: two live keys with
+    long names, a long model id, every third day without requests, amounts from a fraction of a cent
+    to over a hundred euros."""
+
+    async def write() -> None:
+        db = Database(settings)
+        try:
+            async with db.session() as session:
+                tenant = (
+                    await session.execute(select(Tenant).where(Tenant.name == organisation))
+                ).scalar_one()
+                now = datetime.now(UTC)
+                keys = []
+                for name in ("nightly batch jobs of the search and recommendations team", "web"):
+                    record, _ = repo.new_key(now.timestamp(), tenant.id, name, ["chat"], "live")
+                    session.add(record)
+                    keys.append(record.id)
+                for back in range(1, days):
+                    if back % 3 == 0:
+                        continue
+                    for n, (key, model) in enumerate(zip(keys, (LONG_MODEL, "gpt-4o-mini"), strict=True)):
+                        session.add(
+                            UsageRecord(
+                                tenant_id=tenant.id, key_id=key, model=model, endpoint="chat",
+                                prompt_tokens=1000 * back * (n + 1), completion_tokens=333 * back, latency_ms=40.0,
+                                status=200 if back % 7 else 500, backend="up", stream=False,
+                                created_at=now - timedelta(days=back), cost_micros=310_000 * back**3 * (n + 1),
+                                currency="EUR",
+                            )
+                        )  # fmt: skip
+        finally:
+            await db.dispose()
+
+    with ThreadPoolExecutor(1) as thread:  # Playwright's sync API runs an event loop in this thread
+        thread.submit(asyncio.run, write()).result()
+
+
+def test_a_busy_period_reads_at_both_widths(
+    open_visitor: OpenVisitor, server: ThreadedServer, smtp: SmtpServer, settings: Settings
+) -> None:
+    visitor = open_visitor()
+    page = visitor.page
+    register(visitor, smtp, "edsger@structured.example", "Structured Programming GmbH", plan="professional")
+    add_history(settings, "Structured Programming GmbH", days=60)
+    start = (datetime.now(UTC).date() - timedelta(days=59)).isoformat()
+    visitor.open(f"/app/usage?start={start}")
+    columns = page.get_by_test_id("chart-day-cost").locator(".chart-mark")
+    expect(columns).to_have_count(40)  # 59 days back, every third one (19) without requests
+    expect(page.get_by_test_id("chart-day-errors")).to_be_visible()  # some days had errors
+    expect(
+        page.get_by_test_id("chart-model-cost").locator(".bar-label").filter(has_text=LONG_MODEL)
+    ).to_have_count(1)
+    # The last and the first column: their readouts are inside the chart (CUT_OFF checks them all).
+    columns.last.focus()
+    expect(columns.last.locator(".chart-readout")).to_be_visible()
+    check(visitor, "a busy period, the last column focused")
+    columns.first.focus()
+    expect(columns.first.locator(".chart-readout")).to_contain_text(" EUR")
+    check(visitor, "a busy period, the first column focused")

@@ -100,7 +100,7 @@ def column_chart(
     columns, gaps, position = [], [], 0.0
     for index, (label, value) in enumerate(points):
         if index in gaps_before:
-            gaps.append(Text(round(position + slot * GAP_WEIGHT / 2, 3), "⋯", title=gap_text(index)))
+            gaps.append(_gap(position, slot, gap_text(index)))
             position += slot * GAP_WEIGHT
         height = plot * value / highest if highest > 0 else 0.0
         shown = fmt(value)
@@ -108,7 +108,7 @@ def column_chart(
                               round(BASELINE - height, 2), round(height, 2), label, shown, _name(label, shown, unit)))  # fmt: skip
         position += slot
     if len(points) in gaps_before:  # days left out after the last column
-        gaps.append(Text(round(position + slot * GAP_WEIGHT / 2, 3), "⋯", title=gap_text(len(points))))
+        gaps.append(_gap(position, slot, gap_text(len(points))))
     return ColumnChart(
         chart_id,
         title,
@@ -118,6 +118,13 @@ def column_chart(
         _ticks(columns),
         fmt(highest),
     )
+
+
+def _gap(position: float, slot: float, title: str) -> Text:
+    """The marker of days left out, in the room it takes from ``position`` on."""
+    width = slot * GAP_WEIGHT
+    x, anchor = _anchored(position + width / 2, position, position + width)
+    return Text(round(x, 3), "⋯", anchor, title)
 
 
 def _ticks(columns: list[Column]) -> list[Text]:
