@@ -88,6 +88,14 @@ async def test_a_refused_tenant_is_shown_on_the_page_with_the_form_kept(dash: Da
         browser, "/app/tenants", "/app/tenants", name="Other", plan_id="starter", admin_email="nope"
     )
     assert bad_email.status_code == 400 and "admin_email" in bad_email.text
+    no_limit = await post_form(
+        browser, "/app/tenants", "/app/tenants", name="Other", plan_id="starter", rate_limit_per_minute="0"
+    )
+    assert (
+        no_limit.status_code == 400
+        and "rate_limit_per_minute" in no_limit.text
+        and 'value="0"' in no_limit.text
+    )
     unknown_plan = await post_form(browser, "/app/tenants", "/app/tenants", name="Other", plan_id="gold")
     assert unknown_plan.status_code == 400 and "Unknown plan" in unknown_plan.text
     no_token = await browser.post("/app/tenants", data={"name": "Sneaky", "plan_id": "starter"})

@@ -9,11 +9,11 @@ from typing import Annotated, Any
 
 from fastapi import Form, Query, Request
 from fastapi.responses import HTMLResponse, Response
-from pydantic import BeforeValidator, EmailStr, Field
+from pydantic import Field, ValidationError
 
 from agent_server.admin.tenant_directory import MAX_SEARCH, create_tenant, find_tenants
 from agent_server.billing.engine import STANDING_GATE
-from agent_server.errors import AgentError, PermissionDenied
+from agent_server.errors import AgentError, PermissionDenied, ValidationFailed
 from http_facade.pages.dashboard.audit_trail import record
 from http_facade.pages.dashboard.route import (
     DashboardForm,
@@ -25,7 +25,7 @@ from http_facade.pages.dashboard.route import (
     see_other,
 )
 from http_facade.pages.dashboard.session import APP_PATH, Session
-from http_facade.routes.admin_platform import entry_view
+from http_facade.routes.admin_platform import TenantCreate, entry_view
 
 router = dashboard_router()
 TENANTS_PAGE = f"{APP_PATH}/tenants"
@@ -42,17 +42,30 @@ STANDINGS = {
 }
 
 
-def _blank_is_none(value: object) -> object:
-    return None if isinstance(value, str) and not value.strip() else value
-
-
 class TenantForm(DashboardForm):
+    """The form's fields as text (an empty one: not given); ``_request`` checks them as the JSON route
+    checks its body (``TenantCreate``)."""
+
     name: str = Field(min_length=2, max_length=200)
     plan_id: str = Field(min_length=1, max_length=40)
-    admin_email: Annotated[EmailStr | None, BeforeValidator(_blank_is_none)] = None
-    rate_limit_per_minute: Annotated[int | None, BeforeValidator(_blank_is_none)] = Field(
-        default=None, ge=1, le=1_000_000
+    admin_email: str = Field(default="", max_length=320, description="Empty: nobody is invited.")
+    rate_limit_per_minute: str = Field(
+        default="", max_length=7, pattern=r"^\d*$", description="Empty: the plan's."
     )
+
+
+def _request(form: TenantForm) -> TenantCreate:
+    fields = {"name": form.name, "plan_id": form.plan_id}
+    if form.admin_email.strip():
+        fields["admin_email"] = form.admin_email.strip()
+    if form.rate_limit_per_minute:
+        fields["rate_limit_per_minute"] = form.rate_limit_per_minute
+    try:
+        return TenantCreate.model_validate(fields)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else "body"
+        raise ValidationFailed(f"{field}: {error['msg']}", param=field) from None
 
 
 def _platform_only(session: Session) -> None:
@@ -131,14 +144,15 @@ async def create(request: Request, form: Annotated[TenantForm, Form()], session:
     _platform_only(session)
     services = request.app.state.services
     try:
+        body = _request(form)
         tenant, invited = await create_tenant(
             services.db,
             services.clock,
             request.app.state.accounts,
-            name=form.name,
-            plan_id=form.plan_id,
-            rate_limit=form.rate_limit_per_minute,
-            admin_email=None if form.admin_email is None else str(form.admin_email),
+            name=body.name,
+            plan_id=body.plan_id,
+            rate_limit=body.rate_limit_per_minute,
+            admin_email=None if body.admin_email is None else str(body.admin_email),
         )
     except AgentError as err:
         note = {"plan": form.plan_id, "by_tenant": session.tenant_id}
