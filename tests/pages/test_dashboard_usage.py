@@ -8,12 +8,16 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from agent_server.gateway import repository as repo
 from agent_server.gateway.usage import UsageRow
+from agent_server.llm.config import UpstreamConfig
+from agent_server.services import shipped_content_dir
 from agent_server.settings import Settings
 from tests.gateway.conftest import chat_body, key_headers
 from tests.pages.dashboard import Dash, Person, dashboard_world, post_form
@@ -198,3 +202,23 @@ async def test_the_calendar_limits_are_periods(dash: Dash) -> None:
     assert last.status_code == 200 and "From 9999-12-01 to 9999-12-30" in last.text
     first = await browser.get("/app/usage", params={"end": "1970-01-01"})
     assert first.status_code == 200 and "From 1970-01-01 to 1970-01-01" in first.text
+
+
+async def test_a_live_deployment_offers_a_model_its_routing_table_serves(
+    settings: Settings, tmp_path: Path
+) -> None:
+    plans = yaml.safe_load((shipped_content_dir() / "plans.yaml").read_text())
+    plans["plans"][0]["models"] = ["gpt-4o-mini", "gpt-4o"]  # Starter, without the mock models
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "plans.yaml").write_text(yaml.safe_dump(plans))
+    upstream = UpstreamConfig.model_validate(
+        {"name": "up", "base_url": "http://127.0.0.1:9/v1", "models": {"gpt-4o": "m"}}
+    )
+    async with dashboard_world(
+        settings, mode="production", upstreams=[upstream], content_dir=content
+    ) as world:
+        browser = await world.signed_in(await world.person(plan="starter"))
+        snippet = parse((await browser.get("/app")).text).all("textarea")[0].text
+        # gpt-4o-mini comes first in the table, but live keys reach only what the routing table serves.
+        assert '"model": "gpt-4o"' in snippet, snippet
