@@ -234,6 +234,20 @@ class StandingGate:
             row = (await session.execute(query)).first()
         return self._assess_row(row, self.clock.now()) if row is not None else None
 
+    async def standings(self, tenant_ids: list[str]) -> dict[str, Standing]:
+        """The standing of each of ``tenant_ids`` now (the platform's tenant list)."""
+        if not tenant_ids:
+            return {}
+        query = (
+            select(*_COLUMNS)
+            .outerjoin(BillingAccount, BillingAccount.tenant_id == Tenant.id)  # type: ignore[arg-type]
+            .where(Tenant.id.in_(tenant_ids))  # type: ignore[attr-defined]
+        )
+        async with self.db.session() as session:
+            rows = (await session.execute(query)).all()
+        now = self.clock.now()
+        return {row[0]: self._assess_row(row, now) for row in rows}
+
     async def _announce(self, tenant_id: str, standing: Standing) -> None:
         """One audit entry per refusal across processes: the marker row's key makes it once."""
         assert standing.code is not None

@@ -20,7 +20,8 @@ from agent_server.gateway.repository import find_key
 from agent_server.gateway.repository import list_keys as tenant_keys
 from agent_server.gateway.service import Gateway
 from agent_server.gateway.tables import ApiKey, unix
-from agent_server.gateway.usage_report import report
+from agent_server.gateway.usage_range import usage_period
+from agent_server.gateway.usage_report import usage_report
 from http_facade.deps import IsoDay, client_ip
 from http_facade.gateway_deps import AdminDep, GatewayDep
 from http_facade.routes import admin_byok
@@ -218,7 +219,11 @@ async def rotate_key(body: KeyRotate, admin: AdminDep, gateway: GatewayDep, resp
     return CreatedKey(**view(new), key=full, rotated_from=old.id, old_key_revoked_at=_ts(old.revoked_at))
 
 
-@router.get("/admin/usage", summary="Requests, tokens and spend per key and model (and day) of the tenant")
+@router.get(
+    "/admin/usage",
+    summary="Requests, tokens and spend of the tenant: per key and model (and day), split by day, model "
+    "and key, and the month so far against the plan",
+)
 async def usage(
     admin: AdminDep,
     gateway: GatewayDep,
@@ -228,9 +233,5 @@ async def usage(
     start: Annotated[IsoDay | None, Query(description="First UTC day included (YYYY-MM-DD).")] = None,
     end: Annotated[IsoDay | None, Query(description="Last UTC day included (YYYY-MM-DD).")] = None,
 ) -> dict[str, Any]:
-    await gateway.usage.flush()  # include what the writer still holds, so the summary is current
-    currency = gateway.models.currency
-    rows = await report(
-        gateway.db, admin.tenant_id, currency, by_day=group_by == "day", since=start, until=end
-    )
-    return {"object": "list", "tenant_id": admin.tenant_id, "currency": currency, "data": rows}
+    period = usage_period(start, end)
+    return await usage_report(gateway, admin.tenant_id, period, by_day=group_by == "day")

@@ -1,4 +1,6 @@
-"""The platform super-admin surface (``platform:admin``): list tenants, change a tenant's plan."""
+"""The platform super-admin surface (``platform:admin``): list (search) and create tenants, change a
+tenant's plan. Listing and creating are ``agent_server/admin/tenant_directory.py``, which the dashboard's
+``/app/tenants`` calls too."""
 
 from __future__ import annotations
 
@@ -6,13 +8,13 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request, status
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
-from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
 
-from agent_server.accounts.names import organisation_name
-from agent_server.errors import Conflict, NotFound, ValidationFailed
-from agent_server.gateway import repository as repo
-from agent_server.gateway.tables import PlanRecord, Tenant, User
+from agent_server.admin.tenant_directory import MAX_SEARCH, TenantEntry, count_users, find_tenants
+from agent_server.admin.tenant_directory import create_tenant as new_tenant
+from agent_server.billing.engine import STANDING_GATE
+from agent_server.billing.trial import standing_view
+from agent_server.errors import NotFound, ValidationFailed
+from agent_server.gateway.tables import PlanRecord, Tenant
 from agent_server.webhooks.repository import iso
 from http_facade.routes.admin_common import PlatformDep, audit_note
 
@@ -51,33 +53,44 @@ def tenant_view(tenant: Tenant, users: int) -> dict[str, Any]:
     }
 
 
-async def _users(session: Any, tenant_ids: list[str]) -> dict[str, int]:
-    if not tenant_ids:
-        return {}
-    rows = await session.execute(
-        select(User.tenant_id, func.count()).where(User.tenant_id.in_(tenant_ids)).group_by(User.tenant_id)  # type: ignore[attr-defined]
-    )
-    return {tenant_id: int(count) for tenant_id, count in rows.all()}
+_users = count_users  # the users of each tenant (tenant_directory), as the plan change shows them
 
 
-@router.get("/admin/platform/tenants", summary="Every tenant (platform:admin)")
+def standing_of(entry: TenantEntry, request: Request) -> dict[str, Any] | None:
+    """The entry's standing as the billing status shows it (``standing_view``)."""
+    if entry.standing is None:
+        return None
+    gate = request.app.state.services.extras[STANDING_GATE]
+    return standing_view(entry.standing, gate.clock.now(), gate.status_url)
+
+
+def entry_view(entry: TenantEntry, request: Request) -> dict[str, Any]:
+    return {**tenant_view(entry.tenant, entry.users), "standing": standing_of(entry, request)}
+
+
+@router.get(
+    "/admin/platform/tenants",
+    summary="Every tenant, searched by name or id and filtered by plan (platform:admin)",
+)
 async def list_tenants(
     actor: PlatformDep,
     request: Request,
     limit: int = Query(default=100, ge=1, le=500),
     offset: int = Query(default=0, ge=0, le=1_000_000),  # beyond: SQL integer overflow (500)
+    q: str | None = Query(
+        default=None,
+        max_length=MAX_SEARCH,
+        description="A part of the name (any case) or the start of the id.",
+    ),
+    plan_id: str | None = Query(
+        default=None, min_length=1, max_length=40, description="Only tenants on this plan."
+    ),
 ) -> dict[str, Any]:
-    db = request.app.state.services.db
-    async with db.session() as session:
-        total = await session.scalar(select(func.count()).select_from(Tenant))
-        query = select(Tenant).order_by(Tenant.created_at, Tenant.id).offset(offset).limit(limit)
-        tenants = list((await session.execute(query)).scalars())
-        users = await _users(session, [t.id for t in tenants])
-    return {
-        "object": "list",
-        "total": int(total or 0),
-        "data": [tenant_view(t, users.get(t.id, 0)) for t in tenants],
-    }
+    services = request.app.state.services
+    total, entries = await find_tenants(
+        services.db, services.extras[STANDING_GATE], search=q, plan_id=plan_id, limit=limit, offset=offset
+    )
+    return {"object": "list", "total": total, "data": [entry_view(entry, request) for entry in entries]}
 
 
 @router.post(
@@ -86,41 +99,23 @@ async def list_tenants(
     summary="Create a tenant, optionally inviting its first admin by e-mail (platform:admin)",
 )
 async def create_tenant(body: TenantCreate, actor: PlatformDep, request: Request) -> dict[str, Any]:
-    services, accounts = request.app.state.services, request.app.state.accounts
-    now = services.clock.now()
-    async with services.db.session() as session:
-        plan = await session.get(PlanRecord, body.plan_id)
-        if plan is None:
-            raise ValidationFailed(f"Unknown plan '{body.plan_id}'.", param="plan_id")
-        tenant = repo.new_tenant(now, organisation_name(body.name, "name"), plan, body.rate_limit_per_minute)
-        try:
-            session.add(tenant)
-            await session.flush()
-        except IntegrityError:
-            raise Conflict(f"A tenant named '{tenant.name}' exists already.", param="name") from None
-        if body.admin_email is not None:
-            user = repo.new_user(now, tenant.id, str(body.admin_email), None, ["tenant:admin"])
-            try:
-                session.add(user)
-                await session.flush()
-            except IntegrityError:
-                raise Conflict(
-                    f"A user with the e-mail {user.email} exists already.", param="admin_email"
-                ) from None
-            accounts.credentials.invite(session, tenant, user, now)
-    accounts.mailer.wake()
+    services = request.app.state.services
+    tenant, invited = await new_tenant(
+        services.db,
+        services.clock,
+        request.app.state.accounts,
+        name=body.name,
+        plan_id=body.plan_id,
+        rate_limit=body.rate_limit_per_minute,
+        admin_email=None if body.admin_email is None else str(body.admin_email),
+    )
     audit_note(
         request,
         action="platform.tenant.create",
         target=tenant.id,
         tenant_id=tenant.id,
-        details={
-            "plan": tenant.plan_id,
-            "invited": body.admin_email is not None,
-            "by_tenant": actor.tenant_id,
-        },
+        details={"plan": tenant.plan_id, "invited": invited is not None, "by_tenant": actor.tenant_id},
     )
-    invited = str(body.admin_email).strip().lower() if body.admin_email is not None else None
     return {**tenant_view(tenant, 1 if invited else 0), "invited": invited}
 
 

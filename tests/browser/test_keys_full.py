@@ -98,11 +98,11 @@ def test_create_with_a_budget_use_see_the_spend_be_refused_and_rotate_with_an_ov
 
     secret = page.get_by_test_id("secret-value").input_value()
     assert secret.startswith("sk_live_") and len(secret) == 48
-    expect(page.get_by_test_id("base-url")).to_have_text(f"{server.url}/v1")
-    python_openai = page.get_by_test_id("snippet-python-openai").text_content() or ""
-    python_anthropic = page.get_by_test_id("snippet-python-anthropic").text_content() or ""
+    expect(page.get_by_test_id("first-request-base-url")).to_have_text(f"{server.url}/v1")
+    python_openai = page.get_by_test_id("snippet-python-openai").input_value()
+    python_anthropic = page.get_by_test_id("snippet-python-anthropic").input_value()
     assert secret in python_openai and DEAR in python_openai and secret in python_anthropic
-    page.get_by_test_id("copy-python-openai").click()
+    page.get_by_test_id("copy-snippet-python-openai").click()
     expect(page.locator("#snippet-copy-status")).to_have_text("Copied to the clipboard.")
     assert page.evaluate("navigator.clipboard.readText()") == python_openai
     visitor.check("the new key with its first request")
@@ -140,7 +140,7 @@ def test_create_with_a_budget_use_see_the_spend_be_refused_and_rotate_with_an_ov
     page.get_by_test_id("key-rotate-confirm").click()
     expect(page.get_by_test_id("rotated-from")).to_contain_text("keeps working until")
     new_secret = page.get_by_test_id("secret-value").input_value()
-    assert new_secret != secret and new_secret in (page.get_by_test_id("snippet-curl").text_content() or "")
+    assert new_secret != secret and new_secret in (page.get_by_test_id("snippet-curl").input_value())
     visitor.check("rotated key")
     rotated = openai.OpenAI(base_url=f"{server.url}/v1", api_key=new_secret, max_retries=0, timeout=10)
     for caller in (client, rotated):  # the overlap: both keys work

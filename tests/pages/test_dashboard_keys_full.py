@@ -86,12 +86,12 @@ async def test_the_created_page_shows_the_first_request_with_the_key_filled_in(d
     created = await create(dash, browser, models=["gpt-4o-mini"])
     key = secret_of(created.text)
     base = f"{dash.settings.public_base_url}/v1"
-    assert f'data-test="base-url">{base}<' in created.text
-    for snippet in ("curl", "python-openai", "javascript-openai", "python-anthropic"):
-        code = re.search(rf'data-test="snippet-{snippet}">(.*?)</code>', created.text, re.S)
+    assert f'data-test="first-request-base-url">{base}<' in created.text
+    for snippet in ("curl", "python-openai", "js-openai", "python-anthropic"):
+        code = re.search(rf'data-test="snippet-{snippet}">(.*?)</textarea>', created.text, re.S)
         assert code and key in code.group(1) and "gpt-4o-mini" in code.group(1), snippet
         assert f'data-copy="snippet-{snippet}"' in created.text
-    assert "/v1/chat/completions" in created.text and "anthropic.Anthropic(base_url=" in created.text
+    assert "/v1/chat/completions" in created.text and "Anthropic(base_url=" in created.text
 
 
 @pytest.mark.parametrize(

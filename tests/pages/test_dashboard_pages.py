@@ -44,7 +44,7 @@ async def rendered(dash: Dash) -> AsyncIterator[tuple[str, httpx.Response]]:
     person = await dash.person(plan="enterprise", permissions=("platform:admin", "tenant:admin"))
     browser = await dash.signed_in(person)
     for path in ("/app", "/app?welcome=1", "/app/keys", "/app/usage", "/app/webhooks", "/app/playground",
-                 "/app/routing", "/app/audit", "/app/passkeys", "/app/sso", "/app/billing"):  # fmt: skip
+                 "/app/routing", "/app/audit", "/app/passkeys", "/app/sso", "/app/billing", "/app/tenants"):  # fmt: skip
         yield path, await browser.get(path)
     created = await post_form(browser, "/app/keys", "/app/keys", name="ci", scopes=["chat", "models"])
     yield "key created", created
@@ -108,7 +108,7 @@ async def test_every_dashboard_page_is_safe_and_structured(dash: Dash) -> None:
         for form in page.all("form"):
             if form.attrs.get("method") == "post":
                 assert 'name="csrf_token"' in _form_html(response.text, form), (name, form.attrs)
-    assert seen == 30
+    assert seen == 31
 
 
 def _form_html(html: str, form: object) -> str:

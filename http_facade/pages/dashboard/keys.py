@@ -18,6 +18,7 @@ from pydantic import Field
 
 from agent_server.errors import AgentError
 from agent_server.gateway.key_admin import MAX_OVERLAP, is_live
+from agent_server.gateway.grants import ModelGrant
 from agent_server.gateway.key_settings import DEFAULT_SCOPES
 from agent_server.gateway.repository import find_key, list_keys
 from agent_server.gateway.tables import ApiKey
@@ -35,7 +36,7 @@ from http_facade.pages.dashboard.route import (
     see_other,
 )
 from http_facade.pages.dashboard.session import Session
-from http_facade.pages.dashboard.snippets import chat_model, first_request
+from http_facade.pages.dashboard.snippets import first_request
 from http_facade.pages.dashboard.tenant import tenant_of
 from http_facade.routes.admin_keys import view
 
@@ -81,14 +82,14 @@ async def created_page(
     request: Request, session: Session, record: ApiKey, full: str, **more: Any
 ) -> HTMLResponse:
     """The new key, once, with the first request's snippets filled in with it."""
-    gateway = request.app.state.gateway
     _, plan = await tenant_of(request, session)
-    model = await chat_model(gateway, plan, record.models)
-    settings = request.app.state.services.settings
+    allowed = ModelGrant(record.models) if record.models else None
     context = {
         "key": view(record),
         "secret": full,
-        "first_request": first_request(settings.public_base_url, key=full, model=model),
+        "first_request": await first_request(
+            request, plan, key=full, allowed=allowed, environment=record.environment
+        ),
         "rotated_from": None,
         **more,
     }

@@ -45,7 +45,10 @@ APP_NAV: tuple[tuple[str, str], ...] = (
     (f"{APP_PATH}/passkeys", "Passkeys"),
     (f"{APP_PATH}/sso", "Single sign-on"),
 )
-PLATFORM_NAV: tuple[tuple[str, str], ...] = ((f"{APP_PATH}/routing", "LLM routing"),)
+PLATFORM_NAV: tuple[tuple[str, str], ...] = (
+    (f"{APP_PATH}/routing", "LLM routing"),
+    (f"{APP_PATH}/tenants", "Tenants"),
+)
 DASHBOARD_ERROR_TEXT = {
     **ERROR_TEXT,
     401: "The sign-in (or the token handed over) is not valid.",

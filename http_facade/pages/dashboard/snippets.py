@@ -1,107 +1,136 @@
-"""A first request in one minute: the gateway's base URL and copy-paste snippets (curl, Python and
-JavaScript ``openai``, Python ``anthropic``) with a key filled in.
+"""A first request in one minute: the base URL and copy-paste snippets (curl, Python ``openai``,
+JavaScript ``openai``, Python ``anthropic``) for ``partials/first_request.html``.
 
-``first_request(...)`` is the context of ``dashboard/partials/first_request.html``; any page that
-shows a key (or a placeholder) includes the partial with it::
-
-    context["first_request"] = first_request(settings.public_base_url, key=full, model=model)
-    {% include "dashboard/partials/first_request.html" %}
-
-``chat_model(...)`` picks the model the snippets call: one the key may call and a backend serves.
+With a key (the page that shows a new one), the snippets carry it; without one (the overview, the
+usage page's empty state) they read it from ``AGENTGATE_API_KEY``, so they still work as pasted
+once that is set. The model is the first chat model of the table that the plan grants, the key may
+call and the gateway can serve to the key's environment (any model for sandbox keys, the routing
+table's for live ones); BYOK models are left out, as they need the tenant's own provider key.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
 
 from agent_server.gateway.grants import ModelGrant
 from agent_server.gateway.plans import PlanInfo
 
-if TYPE_CHECKING:
-    from agent_server.gateway.service import Gateway
-
-PLACEHOLDER = "YOUR_API_KEY"
-FALLBACK_MODEL = "agentgate-mock-small"  # the sandbox mock answers it whatever the table says
-PROMPT = "Say hello in five words."
+ENV_VAR = "AGENTGATE_API_KEY"
+QUESTION = "Say hello in five words."
 
 
 @dataclass(frozen=True, slots=True)
 class Snippet:
-    id: str  # the element id and the test hook (snippet-<id>)
+    id: str
     label: str
     code: str
 
+    @property
+    def lines(self) -> int:
+        return self.code.count("\n") + 1
 
-def first_request(public_base_url: str, *, key: str | None, model: str) -> dict[str, Any]:
-    """The base URL and the snippets, with ``key`` (or a placeholder when the page has none)."""
-    base = public_base_url.rstrip("/")
-    secret = key or PLACEHOLDER
-    body = json.dumps({"model": model, "messages": [{"role": "user", "content": PROMPT}]})
-    snippets = [
+
+@dataclass(frozen=True, slots=True)
+class FirstRequest:
+    base_url: str  # what OpenAI clients take: <public base URL>/v1
+    anthropic_base_url: str  # what Anthropic clients take: the SDK adds /v1/messages
+    model: str | None  # None: the plan offers no chat model this key may call
+    key: str | None  # None: the snippets read ENV_VAR
+    env_var: str
+    snippets: list[Snippet]
+
+
+async def chat_model(
+    request: Request, plan: PlanInfo, *, allowed: ModelGrant | None = None, environment: str | None = None
+) -> str | None:
+    """The first model of the table a key of ``plan`` (limited to ``allowed``) may chat with."""
+    gateway = request.app.state.gateway
+    served: set[str] | None = None
+    if (environment or gateway.environment) == "live":
+        listing = getattr(gateway.services.llm, "models", None)
+        served = set(await listing()) if listing is not None else None
+    for model_id, entry in gateway.models.entries.items():
+        if "chat" not in entry.capabilities or entry.byok_provider is not None:
+            continue
+        if not plan.grant.allows(model_id) or (allowed is not None and not allowed.allows(model_id)):
+            continue
+        if served is None or model_id in served:
+            return model_id
+    return None
+
+
+def _shell(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def snippets(base_url: str, anthropic_base_url: str, model: str, key: str | None) -> list[Snippet]:
+    """The four snippets; string values are written as JSON (valid Python and JavaScript too)."""
+    q = json.dumps
+    body = json.dumps({"model": model, "messages": [{"role": "user", "content": QUESTION}]})
+    bearer = key if key is not None else f"${ENV_VAR}"
+    py_key = q(key) if key is not None else f"os.environ[{q(ENV_VAR)}]"
+    py_import = "" if key is not None else "import os\n\n"
+    js_key = q(key) if key is not None else f"process.env.{ENV_VAR}"
+    message = f'[{{"role": "user", "content": {q(QUESTION)}}}]'
+    return [
         Snippet(
             "curl",
             "curl",
-            f"curl {base}/v1/chat/completions \\\n"
-            f'  -H "Authorization: Bearer {secret}" \\\n'
+            f"curl {base_url}/chat/completions \\\n"
+            f'  -H "Authorization: Bearer {bearer}" \\\n'
             '  -H "Content-Type: application/json" \\\n'
-            f"  -d '{body}'",
+            f"  -d {_shell(body)}",
         ),
         Snippet(
             "python-openai",
             "Python (openai)",
-            "from openai import OpenAI\n\n"
-            f'client = OpenAI(base_url="{base}/v1", api_key="{secret}")\n'
-            "completion = client.chat.completions.create(\n"
-            f'    model="{model}",\n'
-            f'    messages=[{{"role": "user", "content": "{PROMPT}"}}],\n'
+            f"{py_import}from openai import OpenAI\n\n"
+            f"client = OpenAI(base_url={q(base_url)}, api_key={py_key})\n"
+            "reply = client.chat.completions.create(\n"
+            f"    model={q(model)},\n"
+            f"    messages={message},\n"
             ")\n"
-            "print(completion.choices[0].message.content)",
+            "print(reply.choices[0].message.content)",
         ),
         Snippet(
-            "javascript-openai",
+            "js-openai",
             "JavaScript (openai)",
             'import OpenAI from "openai";\n\n'
-            f'const client = new OpenAI({{ baseURL: "{base}/v1", apiKey: "{secret}" }});\n'
-            "const completion = await client.chat.completions.create({\n"
-            f'  model: "{model}",\n'
-            f'  messages: [{{ role: "user", content: "{PROMPT}" }}],\n'
+            f"const client = new OpenAI({{ baseURL: {q(base_url)}, apiKey: {js_key} }});\n"
+            "const reply = await client.chat.completions.create({\n"
+            f"  model: {q(model)},\n"
+            f'  messages: [{{ role: "user", content: {q(QUESTION)} }}],\n'
             "});\n"
-            "console.log(completion.choices[0].message.content);",
+            "console.log(reply.choices[0].message.content);",
         ),
         Snippet(
             "python-anthropic",
-            "Python (anthropic, the Messages API)",
-            "import anthropic\n\n"
-            f'client = anthropic.Anthropic(base_url="{base}", api_key="{secret}")\n'
+            "Python (anthropic)",
+            f"{py_import}from anthropic import Anthropic\n\n"
+            f"client = Anthropic(base_url={q(anthropic_base_url)}, api_key={py_key})\n"
             "message = client.messages.create(\n"
-            f'    model="{model}",\n'
+            f"    model={q(model)},\n"
             "    max_tokens=256,\n"
-            f'    messages=[{{"role": "user", "content": "{PROMPT}"}}],\n'
+            f"    messages={message},\n"
             ")\n"
             "print(message.content[0].text)",
         ),
     ]
-    return {"base_url": f"{base}/v1", "has_key": key is not None, "snippets": snippets}
 
 
-async def chat_model(gateway: Gateway, plan: PlanInfo, allowed: list[str] | None) -> str:
-    """A chat model of the table the plan grants and ``allowed`` (a key's allow-list) permits, and
-    that is served: any for sandbox keys (the mock), a routed one for live keys; BYOK models need
-    the tenant's own provider key, so they are left out."""
-    table, own = gateway.models, ModelGrant(allowed) if allowed else None
-    candidates = [
-        model
-        for model, entry in table.entries.items()
-        if "chat" in entry.capabilities
-        and model not in table.byok
-        and plan.grant.allows(model)
-        and (own is None or own.allows(model))
-    ]
-    if gateway.environment == "live":
-        listing = getattr(gateway.services.llm, "models", None)  # the router knows what it routes
-        if listing is not None:
-            routed = set(await listing())
-            candidates = [model for model in candidates if model in routed]
-    return candidates[0] if candidates else FALLBACK_MODEL
+async def first_request(
+    request: Request,
+    plan: PlanInfo,
+    *,
+    key: str | None = None,
+    allowed: ModelGrant | None = None,
+    environment: str | None = None,
+) -> FirstRequest:
+    """The context of ``partials/first_request.html`` (as ``first_request``)."""
+    site = request.app.state.services.settings.public_base_url.rstrip("/")
+    model = await chat_model(request, plan, allowed=allowed, environment=environment)
+    found = snippets(f"{site}/v1", site, model, key) if model is not None else []
+    return FirstRequest(f"{site}/v1", site, model, key, ENV_VAR, found)

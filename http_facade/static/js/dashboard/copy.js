@@ -1,9 +1,9 @@
-// Copy buttons: a button with data-copy="<id>" copies that field's value (a new key or secret) or,
-// for a code block, its text; data-status names the element that says so (default: copy-status).
-// The button appears only where the clipboard is available; the text can always be selected.
+// Copy buttons: a button with data-copy="<id>" copies that field's value (a new key or secret, a
+// snippet or a code block's text) and says so in the element named by data-copy-status (default: #copy-status).
+// The button appears only where the clipboard is available; the field can always be selected.
 for (const button of document.querySelectorAll("button[data-copy]")) {
   const field = document.getElementById(button.dataset.copy);
-  const status = document.getElementById(button.dataset.status || "copy-status");
+  const status = document.getElementById(button.dataset.copyStatus || "copy-status");
   if (!field || !status || !navigator.clipboard) continue;
   button.hidden = false;
   button.addEventListener("click", async () => {
