@@ -16,7 +16,9 @@ from agent_server.errors import AgentError
 from agent_server.gateway.key_activity import recent_requests
 from agent_server.gateway.repository import find_key
 from agent_server.gateway.tables import ApiKey
-from agent_server.gateway.usage_report import report
+from agent_server.gateway.usage_range import UsagePeriod
+from agent_server.gateway.usage_report import cells
+from agent_server.gateway.usage_totals import Totals
 from agent_server.timeutil import month_bounds
 from http_facade.pages.dashboard import key_forms
 from http_facade.pages.dashboard.audit_trail import audited
@@ -98,17 +100,16 @@ async def _key_page(
     now, currency = gateway.clock.now(), gateway.models.currency
     month_start, _ = month_bounds(now)
     spend = (await gateway.key_admin.spend(session.tenant_id, [record]))[record.id]
-    rows = [
-        row
-        for row in await report(gateway.db, session.tenant_id, currency, since=month_start.date())
-        if row["key_id"] == record.id
-    ]
+    found = await cells(gateway.db, session.tenant_id, currency, UsagePeriod(month_start.date(), None))
+    totals = Totals()
+    for cell in found:
+        if cell.key_id == record.id:
+            totals.add(cell.totals)
     month = {
-        "requests": sum(row["requests"] for row in rows),
-        "errors": sum(row["errors"] for row in rows),
-        "tokens": sum(row["total_tokens"] for row in rows),
-        "cost": amount(sum(row["cost_micros"] for row in rows), currency),
-        "models": rows,
+        "requests": totals.requests,
+        "errors": totals.errors,
+        "tokens": totals.total_tokens,
+        "cost": amount(totals.cost_micros, currency),
         "start": month_start,
     }
     key = shown(record, now)

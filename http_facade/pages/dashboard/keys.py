@@ -17,8 +17,8 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
 from agent_server.errors import AgentError
-from agent_server.gateway.key_admin import MAX_OVERLAP, is_live
 from agent_server.gateway.grants import ModelGrant
+from agent_server.gateway.key_admin import MAX_OVERLAP, is_live
 from agent_server.gateway.key_settings import DEFAULT_SCOPES
 from agent_server.gateway.repository import find_key, list_keys
 from agent_server.gateway.tables import ApiKey
