@@ -228,12 +228,52 @@ async def test_an_unverified_claim_does_not_block_the_domains_owner(h: Harness, 
     first = (await claim(h, squatter, "contested-sso.test")).json()["record"]
     theirs = await claim(h, owner, "contested-sso.test")
     assert theirs.status_code == 201 and theirs.json()["record"]["value"] != first["value"]
-    assert (await h.client.get("/admin/sso/domains", headers=squatter.headers)).json()["data"] == []
 
     await verify_domain(h, owner, dns, "contested-sso.test")
     dns.publish(first["name"], first["value"])  # even with its own record published, it is too late
     late = await claim(h, squatter, "contested-sso.test")
     assert late.status_code == 409 and error(late)["code"] == "domain_taken"
+    verify = await h.client.post("/admin/sso/domains/contested-sso.test/verify", headers=squatter.headers)
+    assert verify.status_code == 409 and error(verify)["code"] == "domain_taken"
+    mine = (await h.client.get("/admin/sso/domains", headers=owner.headers)).json()["data"]
+    assert [(d["domain"], d["verified"]) for d in mine] == [("contested-sso.test", True)]
+
+
+async def test_pending_claims_of_one_domain_coexist_each_with_its_own_record(
+    h: Harness, dns: LoopbackDns
+) -> None:
+    # A second tenant's claim used to take over the first one's row: B's claim vanished, and B's
+    # admin could tell from the changed timestamp that someone else had claimed the domain.
+    b, a = await h.tenant("enterprise"), await h.tenant("enterprise")
+    b_claim = (await claim(h, b, "shared-sso.test")).json()
+    h.clock.advance(60)
+    a_claim = (await claim(h, a, "shared-sso.test")).json()
+    b_list = (await h.client.get("/admin/sso/domains", headers=b.headers)).json()["data"]
+    assert b_list == [b_claim]  # the same record and the same creation time as before A's claim
+    assert a_claim["record"] != b_claim["record"] and a_claim["created_at"] != b_claim["created_at"]
+    again = await claim(h, b, "shared-sso.test")
+    assert again.status_code == 200 and again.json() == b_claim
+
+    # Either may delete only its own claim; the other's stays.
+    assert (await h.client.delete("/admin/sso/domains/shared-sso.test", headers=a.headers)).status_code == 204
+    assert (await h.client.get("/admin/sso/domains", headers=b.headers)).json()["data"] == [b_claim]
+    a_claim = (await claim(h, a, "shared-sso.test")).json()
+
+    # The first to verify holds the domain; the other claim then fails with domain_taken.
+    dns.publish(b_claim["record"]["name"], b_claim["record"]["value"])
+    dns.publish(a_claim["record"]["name"], a_claim["record"]["value"])
+    won = await h.client.post("/admin/sso/domains/shared-sso.test/verify", headers=b.headers)
+    assert won.status_code == 200 and won.json()["verified"] is True
+    lost = await h.client.post("/admin/sso/domains/shared-sso.test/verify", headers=a.headers)
+    assert lost.status_code == 409 and error(lost)["code"] == "domain_taken", lost.text
+    assert (await h.client.get("/admin/sso/domains", headers=a.headers)).json()["data"][0][
+        "verified"
+    ] is False
+
+    # Once the holder lets go, the other tenant's pending claim can be verified.
+    assert (await h.client.delete("/admin/sso/domains/shared-sso.test", headers=b.headers)).status_code == 204
+    held = await h.client.post("/admin/sso/domains/shared-sso.test/verify", headers=a.headers)
+    assert held.status_code == 200 and held.json()["verified"] is True
 
 
 async def test_a_dns_failure_is_a_clear_error(h: Harness, dns: LoopbackDns) -> None:
