@@ -147,6 +147,28 @@ async def test_the_issuer_is_checked_when_saved(h: Harness, provider: OidcProvid
     assert (await h.client.get("/admin/sso", headers=admin.headers)).json()["connections"] == []
 
 
+@pytest.mark.parametrize(
+    ("field", "url", "reason"),
+    [
+        ("token_endpoint", "http://10.0.0.7/token", "10.0.0.7 is a private address"),
+        ("jwks_uri", "http://169.254.169.254/latest/meta-data", "169.254.169.254 is a private address"),
+        ("authorization_endpoint", "http://100.64.0.1/auth", "100.64.0.1 is not globally routable"),
+    ],
+)
+async def test_an_endpoint_on_an_internal_address_is_refused_at_save(
+    h: Harness, field: str, url: str, reason: str
+) -> None:
+    # A public issuer whose discovery document names an internal endpoint was saved, and the server
+    # would have called that address at the first sign-in.
+    with OidcProvider(CALLBACK_URL, {}, discovery={field: url}) as misleading:
+        admin = await h.tenant("enterprise")
+        refused = await connect(h, admin, misleading)
+    assert refused.status_code == 400, refused.text
+    assert error(refused)["code"] == "sso_url_refused" and error(refused)["param"] == field
+    assert reason in error(refused)["message"]
+    assert (await h.client.get("/admin/sso", headers=admin.headers)).json()["connections"] == []
+
+
 async def test_a_boolean_field_takes_only_true_or_false(h: Harness) -> None:
     # The document says boolean: 0, 1 or "false" were coerced (enforced: 0 saved as false).
     admin = await h.tenant("enterprise")

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from agent_server.accounts.sso.enforcement import keep_enforceable
-from agent_server.accounts.sso.oidc_metadata import IssuerDirectory
+from agent_server.accounts.sso.oidc_metadata import ENDPOINTS, IssuerDirectory
 from agent_server.accounts.sso.outbound import ProviderUnreachable
 from agent_server.accounts.tables import SsoConnection
 from agent_server.admin.crypto import SecretBox
@@ -78,9 +78,13 @@ class Connections:
     async def save_oidc(self, tenant_id: str, wanted: OidcSettings) -> SsoConnection:
         wanted = wanted.checked()
         try:
-            await self.directory.metadata(wanted.issuer, fresh=True)
+            metadata = await self.directory.metadata(wanted.issuer, fresh=True)
         except ProviderUnreachable as exc:
             raise ValidationFailed(exc.message, code="sso_issuer_invalid", param="issuer") from None
+        # The issuer passed the outbound guard when its document was fetched; the endpoints it names
+        # are resolved and checked now too (docs/accounts.md), so none on an internal address is saved.
+        for field, url in metadata.endpoints().items():
+            await self.directory.http.check_target(url, ENDPOINTS[field], field)
         config = {
             "issuer": wanted.issuer,
             "client_id": wanted.client_id,

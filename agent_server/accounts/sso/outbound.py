@@ -26,10 +26,11 @@ class ProviderUnreachable(UpstreamFailed):
     default_code = "sso_provider_unreachable"
 
 
-def refused_url(what: str, problem: ValidationFailed) -> ValidationFailed:
+def refused_url(what: str, problem: ValidationFailed, param: str = "issuer") -> ValidationFailed:
+    """400 ``sso_url_refused`` naming ``param``: the issuer, or the field of the discovery document."""
     reason = problem.message.split(": ", 1)[-1].rstrip(".")  # the guard's reason, without its prefix
     return ValidationFailed(
-        f"The identity provider's {what} URL is refused: {reason}.", code="sso_url_refused", param="issuer"
+        f"The identity provider's {what} URL is refused: {reason}.", code="sso_url_refused", param=param
     )
 
 
@@ -37,15 +38,24 @@ class ProviderHttp:
     def __init__(self, guard: UrlGuard, timeout: float = TIMEOUT_SECONDS) -> None:
         self.guard, self.timeout = guard, timeout
 
-    def check_syntax(self, url: object, what: str) -> str:
+    def check_syntax(self, url: object, what: str, param: str = "issuer") -> str:
         """A URL the provider names, checked before use (scheme, host); not resolved."""
         if not isinstance(url, str):
             raise ProviderUnreachable(f"The identity provider names no {what} URL.")
         try:
             self.guard.parse(url)
         except ValidationFailed as exc:
-            raise refused_url(what, exc) from None
+            raise refused_url(what, exc, param) from None
         return url
+
+    async def check_target(self, url: str, what: str, param: str) -> None:
+        """Resolve ``url``'s host now and refuse it, naming ``param``, when the guard would: a
+        connection saved with an endpoint on an internal address is refused at save, not at the
+        first sign-in."""
+        try:
+            await self.guard.resolve(url)
+        except ValidationFailed as exc:
+            raise refused_url(what, exc, param) from None
 
     async def request(
         self,
