@@ -25,6 +25,7 @@ ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("PUT", "/admin/sso/oidc", {"issuer": "https://idp.example", "client_id": "c", "client_secret": "s"}),
     ("DELETE", "/admin/sso/oidc", None),
     ("PATCH", "/admin/sso", {"enforced": True}),
+    ("PATCH", "/admin/sso/connections/oidc", {"enabled": False}),
     ("POST", "/admin/sso/domains", {"domain": DOMAIN}),
     ("POST", f"/admin/sso/domains/{DOMAIN}/verify", None),
     ("GET", "/admin/sso/domains", None),
@@ -117,6 +118,57 @@ async def test_the_client_secret_is_stored_encrypted_and_never_shown(
     again = await h.client.delete("/admin/sso/oidc", headers=admin.headers)
     assert again.status_code == 404 and error(again)["code"] == "not_found"
     assert (await h.client.get("/admin/sso", headers=admin.headers)).json()["connections"] == []
+
+
+async def test_the_stored_secret_is_kept_only_for_the_same_issuer_and_client(
+    h: Harness, provider: OidcProvider
+) -> None:
+    admin = await h.tenant("enterprise")
+    first = await connect(h, admin, provider, client_secret=None)
+    assert first.status_code == 400 and error(first)["param"] == "client_secret", first.text
+    assert (await connect(h, admin, provider)).status_code == 200
+
+    kept = await connect(h, admin, provider, client_secret=None, scopes=["openid", "email"])
+    assert kept.status_code == 200 and kept.json()["config"]["scopes"] == ["openid", "email"], kept.text
+    async with h.gateway.db.session() as session:
+        row = (await session.execute(select(SsoConnection))).scalars().one()
+    assert h.app.state.accounts.box.decrypt(row.secret) == provider.client_secret
+
+    # The secret goes to the provider's token endpoint: another client or issuer must bring its own.
+    other = await connect(h, admin, provider, client_secret=None, client_id="another-client")
+    assert other.status_code == 400 and error(other)["param"] == "client_secret", other.text
+
+
+async def test_a_connection_is_disabled_and_enabled_keeping_its_settings(
+    h: Harness, provider: OidcProvider, dns: LoopbackDns
+) -> None:
+    # A platform administrator of the tenant keeps their session when enforcement starts.
+    admin = await h.tenant("enterprise", permissions=("tenant:admin", "platform:admin"))
+    other = await h.tenant("enterprise")
+    await set_up_sso(h, admin, provider, dns, "toggle-sso.test")
+    path = "/admin/sso/connections/oidc"
+    off = await h.client.patch(path, json={"enabled": False}, headers=admin.headers)
+    assert off.status_code == 200 and off.json()["enabled"] is False, off.text
+    assert off.json()["config"]["issuer"] == provider.issuer
+    assert (await h.client.get(f"/sso/oidc/{admin.id}/start")).status_code == 404
+    on = await h.client.patch(path, json={"enabled": True}, headers=admin.headers)
+    assert on.status_code == 200 and on.json()["enabled"] is True
+    assert (await h.client.get(f"/sso/oidc/{admin.id}/start")).status_code == 302
+
+    assert (
+        await h.client.patch("/admin/sso", json={"enforced": True}, headers=admin.headers)
+    ).status_code == 200
+    kept_on = await h.client.patch(path, json={"enabled": False}, headers=admin.headers)
+    assert kept_on.status_code == 409 and error(kept_on)["code"] == "sso_enforced", kept_on.text
+
+    assert (await h.client.patch(path, json={"enabled": False}, headers=other.headers)).status_code == 404
+    unknown = await h.client.patch(
+        "/admin/sso/connections/ldap", json={"enabled": False}, headers=admin.headers
+    )
+    assert unknown.status_code == 400 and error(unknown)["param"] == "protocol", unknown.text
+    starter = await h.tenant("starter")
+    refused = await h.client.patch(path, json={"enabled": True}, headers=starter.headers)
+    assert refused.status_code == 403 and error(refused)["code"] == "plan_limit_exceeded"
 
 
 async def test_the_issuer_is_checked_when_saved(h: Harness, provider: OidcProvider) -> None:
@@ -317,7 +369,7 @@ async def test_every_sso_route_is_documented(h: Harness) -> None:
         ("GET", "/sso/oidc/callback"),
     ]
     for method, path in wanted:
-        path = path.replace(DOMAIN, "{domain}")
+        path = path.replace(DOMAIN, "{domain}").replace("connections/oidc", "connections/{protocol}")
         assert paths[path][method.lower()]["summary"], (method, path)
 
 
