@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from agent_server.accounts.sso import lockout
 from agent_server.accounts.sso.connections import DEFAULT_SCOPES, OidcSettings, connection_view
 from agent_server.accounts.sso.domains import DomainClaims
 from agent_server.accounts.sso.enforcement import plan_has_sso, set_enforced
@@ -140,6 +141,15 @@ async def patch_connection(
     action = f"sso.{protocol}.{'enabled' if body.enabled else 'disabled'}"
     audit_note(request, action=action, target=conn.id)
     return connection_view(conn)
+
+
+@router.get(
+    "/admin/sso/enforcement-impact",
+    summary="Who turning enforcement on would sign out now, and lock out (no verified domain)",
+)
+async def enforcement_impact(request: Request, actor: ActorDep) -> dict[str, Any]:
+    impact = await lockout.enforcement_impact(request.app.state.gateway.db, actor.tenant_id)
+    return {"object": "sso_enforcement_impact", **impact.view()}
 
 
 @router.patch("/admin/sso", summary="Turn SSO enforcement on or off (on needs a connection and a domain)")

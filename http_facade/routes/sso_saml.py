@@ -51,7 +51,7 @@ class SamlSettings(BaseModel):
     @model_validator(mode="after")
     def one_source(self) -> SamlSettings:
         if (self.idp_metadata_xml is None) == (self.idp_metadata_url is None):
-            raise ValueError("Send either idp_metadata_xml or idp_metadata_url.")
+            raise ValueError("send either idp_metadata_xml or idp_metadata_url")
         return self
 
     async def metadata_xml(self, request: Request) -> str:

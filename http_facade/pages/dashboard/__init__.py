@@ -12,6 +12,7 @@ from http_facade.pages.dashboard import (
     audit_log,
     auth,
     billing,
+    byok,
     keys,
     overview,
     passkeys,
@@ -20,14 +21,17 @@ from http_facade.pages.dashboard import (
     register,
     routing,
     sso,
+    sso_domains,
+    sso_enforcement,
     usage,
+    webhook_manage,
     webhooks,
 )
 
 AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
-    for area in (auth, register, password, overview, keys, usage, webhooks, playground, routing, audit_log,
-                 passkeys, sso, billing)
+    for area in (auth, register, password, overview, keys, usage, webhooks, webhook_manage, playground, routing,
+                 audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()
 for _router in AREA_ROUTERS:
