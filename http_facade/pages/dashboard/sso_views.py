@@ -38,7 +38,11 @@ def _oidc_form(stored: dict[str, Any] | None) -> dict[str, str]:
     if stored is None:
         return {"issuer": "", "client_id": "", "scopes": "openid email profile"}
     config = stored["config"]
-    return {"issuer": config["issuer"], "client_id": config["client_id"], "scopes": " ".join(config["scopes"])}
+    return {
+        "issuer": config["issuer"],
+        "client_id": config["client_id"],
+        "scopes": " ".join(config["scopes"]),
+    }
 
 
 async def sso_page(
