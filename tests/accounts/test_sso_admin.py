@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import select
 
 from agent_server.accounts.tables import SsoConnection
+from agent_server.gateway import repository as repo
 from tests.accounts.dns_server import LoopbackDns
 from tests.accounts.oidc_provider.server import OidcProvider
 from tests.accounts.oidc_provider.world import CALLBACK_URL, connect, set_up_sso, sso_app, verify_domain
@@ -26,6 +27,7 @@ ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("DELETE", "/admin/sso/oidc", None),
     ("PATCH", "/admin/sso", {"enforced": True}),
     ("PATCH", "/admin/sso/connections/oidc", {"enabled": False}),
+    ("GET", "/admin/sso/enforcement-impact", None),
     ("POST", "/admin/sso/domains", {"domain": DOMAIN}),
     ("POST", f"/admin/sso/domains/{DOMAIN}/verify", None),
     ("GET", "/admin/sso/domains", None),
@@ -348,6 +350,27 @@ async def test_pending_claims_of_one_domain_coexist_each_with_its_own_record(
     assert (await h.client.delete("/admin/sso/domains/shared-sso.test", headers=b.headers)).status_code == 204
     held = await h.client.post("/admin/sso/domains/shared-sso.test/verify", headers=a.headers)
     assert held.status_code == 200 and held.json()["verified"] is True
+
+
+async def test_the_enforcement_impact_names_who_would_be_locked_out(h: Harness, dns: LoopbackDns) -> None:
+    admin = await h.tenant("enterprise")
+    await verify_domain(h, admin, dns, "impact-sso.test")
+    db, now = h.gateway.db, h.clock.now()
+    for email, permissions in (
+        ("inside@impact-sso.test", []),
+        ("outside@elsewhere.test", []),
+        ("operator@elsewhere.test", ["platform:admin", "tenant:admin"]),
+    ):
+        await repo.add_user(db, repo.new_user(now, admin.id, email, None, permissions))
+    impact = await h.client.get("/admin/sso/enforcement-impact", headers=admin.headers)
+    assert impact.status_code == 200, impact.text
+    assert impact.json() == {
+        "object": "sso_enforcement_impact",
+        "signed_out": 3,  # the admin, inside@ and outside@; the platform administrator keeps signing in
+        "locked_out": 2,
+        "locked_out_emails": sorted([admin.email, "outside@elsewhere.test"]),
+        "platform_admins_kept": ["operator@elsewhere.test"],
+    }
 
 
 async def test_a_dns_failure_is_a_clear_error(h: Harness, dns: LoopbackDns) -> None:

@@ -18,6 +18,7 @@ from agent_server.settings import Settings
 from tests.accounts.dns_server import LoopbackDns
 from tests.accounts.oidc_provider.server import OidcProvider
 from tests.accounts.oidc_provider.world import CALLBACK_URL
+from tests.accounts.saml_idp import SamlIdp
 from tests.gateway.conftest import PASSWORD, password_hash
 from tests.pages.dashboard import Dash, dashboard_world, post_form
 from tests.pages.manage import assert_page, disabled_fieldset, error_message, field, notice
@@ -150,3 +151,38 @@ async def test_deleting_a_claim_or_a_connection_asks_first(dash: Dash, provider:
     assert "is deleted" in notice(assert_page(await browser.get(gone.headers["location"])))
     stranger = await dash.signed_in(await dash.person(plan="enterprise"))
     assert (await stranger.get("/app/sso/domains/gone-sso.test/delete")).status_code == 404
+
+
+@pytest.fixture(scope="module")
+def idp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SamlIdp]:
+    with SamlIdp(tmp_path_factory.mktemp("idp")).running() as server:
+        yield server
+
+
+async def test_a_saml_provider_is_connected_from_its_metadata_url_or_xml(dash: Dash, idp: SamlIdp) -> None:
+    browser = await dash.signed_in(await dash.person(plan="enterprise"))
+    shown = assert_page(await browser.get("/app/sso"))
+    assert field(shown, "sso-saml-acs").endswith("/acs") and field(shown, "sso-saml-metadata").endswith(
+        "/metadata"
+    )
+
+    both = await post_form(browser, "/app/sso", "/app/sso/saml", idp_metadata_url=f"{idp.url}/metadata",
+                           idp_metadata_xml=idp.metadata_xml)  # fmt: skip
+    assert "idp_metadata_url" in error_message(assert_page(both, 400))
+    broken = await post_form(browser, "/app/sso", "/app/sso/saml", idp_metadata_xml="<EntityDescriptor/>")
+    assert "saml_metadata" in assert_page(broken, 400) and "&lt;EntityDescriptor/&gt;" in broken.text
+    saved = await post_form(browser, "/app/sso", "/app/sso/saml", idp_metadata_url=f"{idp.url}/metadata")
+    assert saved.status_code == 303, saved.text[:500]
+    shown = assert_page(await browser.get(saved.headers["location"]))
+    assert notice(shown) == "The SAML settings are saved." and idp.entity_id in shown
+    assert 'data-test="sso-saml-state">enabled' in shown
+
+    off = await post_form(browser, "/app/sso", "/app/sso/connections/saml", enabled="false")
+    assert 'data-test="sso-saml-state">disabled' in assert_page(await browser.get(off.headers["location"]))
+    # Saving the metadata again keeps the connection's state (the form does not show it).
+    await post_form(browser, "/app/sso", "/app/sso/saml", idp_metadata_xml=idp.metadata_xml)
+    assert 'data-test="sso-saml-state">disabled' in (await browser.get("/app/sso")).text
+    gone = await post_form(browser, "/app/sso/saml/delete", "/app/sso/saml/delete")
+    assert "The SAML connection is deleted." in notice(
+        assert_page(await browser.get(gone.headers["location"]))
+    )
