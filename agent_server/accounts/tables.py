@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, UniqueConstraint
+from sqlalchemy import JSON, Column, Index, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 
@@ -69,12 +69,25 @@ class SsoConnection(SQLModel, table=True):
 
 
 class TenantDomain(SQLModel, table=True):
-    """An e-mail domain a tenant claims; once verified (DNS TXT), SSO users of it join that tenant."""
+    """A tenant's claim of an e-mail domain; once verified (DNS TXT), SSO users of it join that tenant.
+
+    Claims of one domain by several tenants coexist, each with its own row (migration 0019); at most
+    one of them is verified (a unique index over the verified rows), and that tenant holds the domain.
+    """
 
     __tablename__ = "tenant_domains"
+    __table_args__ = (
+        Index(
+            "ux_tenant_domains_verified",
+            "domain",
+            unique=True,
+            sqlite_where=text("verified_at IS NOT NULL"),
+            postgresql_where=text("verified_at IS NOT NULL"),
+        ),
+    )
 
     domain: str = Field(primary_key=True, max_length=253, description="Lower-case, no trailing dot.")
-    tenant_id: str = Field(foreign_key="tenants.id", max_length=40, index=True)
+    tenant_id: str = Field(primary_key=True, foreign_key="tenants.id", max_length=40, index=True)
     verification_token: str = Field(max_length=64)
     created_at: datetime
     verified_at: datetime | None = None

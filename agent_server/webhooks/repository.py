@@ -224,6 +224,16 @@ class WebhookRepository:
                 setattr(record, name, value)
         return record
 
+    async def rotate_secret(self, tenant_id: str, webhook_id: str) -> tuple[WebhookRecord, str]:
+        """A new signing secret (returned this once only); every attempt from now on is signed with it,
+        retries of earlier events included."""
+        record = await self.get(tenant_id, webhook_id)
+        secret = new_secret()
+        async with self.db.session() as session:
+            record = await session.merge(record)
+            record.secret_encrypted = self.box.encrypt(secret)
+        return record, secret
+
     async def delivery(
         self, tenant_id: str, delivery_id: str
     ) -> tuple[WebhookDeliveryRecord, list[WebhookAttemptRecord]]:

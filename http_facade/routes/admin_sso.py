@@ -7,11 +7,12 @@ agent_server/accounts/sso/ (docs/accounts.md, "Single sign-on").
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from agent_server.accounts.sso import lockout
 from agent_server.accounts.sso.connections import DEFAULT_SCOPES, OidcSettings, connection_view
 from agent_server.accounts.sso.domains import DomainClaims
 from agent_server.accounts.sso.enforcement import plan_has_sso, set_enforced
@@ -26,6 +27,7 @@ router = APIRouter(tags=["admin: single sign-on"])
 Scope = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[\x21\x23-\x5b\x5d-\x7e]+$")]
 Permission = Annotated[str, Field(min_length=1, max_length=40)]
 DomainPath = Annotated[str, Path(min_length=1, max_length=253, description="e.g. example.com")]
+Protocol = Annotated[Literal["oidc", "saml"], Path(description="oidc or saml")]
 
 
 class OidcBody(BaseModel):
@@ -38,8 +40,12 @@ class OidcBody(BaseModel):
         description="The provider's issuer identifier; its /.well-known/openid-configuration is fetched now.",
     )
     client_id: str = Field(min_length=1, max_length=255)
-    client_secret: str = Field(
-        min_length=1, max_length=1024, description="Stored encrypted, never shown again."
+    client_secret: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=1024,
+        description="Stored encrypted, never shown again. Omit it to keep the stored one (same issuer and "
+        "client id only).",
     )
     scopes: list[Scope] = Field(default=list(DEFAULT_SCOPES), min_length=1, max_length=20)
     enabled: StrictBool = True
@@ -52,6 +58,12 @@ class EnforcementBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enforced: StrictBool = Field(description="true: members sign in through the identity provider only.")
+
+
+class ConnectionState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: StrictBool = Field(description="false: keep the settings but refuse sign-ins through it.")
 
 
 class DomainBody(BaseModel):
@@ -115,6 +127,29 @@ async def delete_oidc(request: Request, actor: ActorDep) -> Response:
     await sso(request).connections.delete(actor.tenant_id, "oidc")
     audit_note(request, action="sso.oidc.deleted")
     return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.patch(
+    "/admin/sso/connections/{protocol}", summary="Enable or disable a connection, keeping its settings"
+)
+async def patch_connection(
+    protocol: Protocol, body: ConnectionState, request: Request, actor: ActorDep
+) -> dict[str, Any]:
+    if body.enabled:
+        await require_feature(request, actor, "sso")
+    conn = await sso(request).connections.set_enabled(actor.tenant_id, protocol, body.enabled)
+    action = f"sso.{protocol}.{'enabled' if body.enabled else 'disabled'}"
+    audit_note(request, action=action, target=conn.id)
+    return connection_view(conn)
+
+
+@router.get(
+    "/admin/sso/enforcement-impact",
+    summary="Who turning enforcement on would sign out now, and lock out (no verified domain)",
+)
+async def enforcement_impact(request: Request, actor: ActorDep) -> dict[str, Any]:
+    impact = await lockout.enforcement_impact(request.app.state.gateway.db, actor.tenant_id)
+    return {"object": "sso_enforcement_impact", **impact.view()}
 
 
 @router.patch("/admin/sso", summary="Turn SSO enforcement on or off (on needs a connection and a domain)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query, Request, status
+from fastapi import APIRouter, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from agent_server.errors import Conflict, ValidationFailed
@@ -132,6 +132,19 @@ async def test_webhook(webhook_id: str, actor: ActorDep, admin: AdminDep, reques
         "latency_ms": last.latency_ms if last else None,
         "error": last.error if last else delivery.last_error,
     }
+
+
+@router.post(
+    "/admin/webhooks/{webhook_id}/rotate-secret",
+    summary="Replace the signing secret; the new one is in this response only",
+)
+async def rotate_secret(
+    webhook_id: str, actor: ActorDep, admin: AdminDep, request: Request, response: Response
+) -> dict[str, Any]:
+    record, secret = await admin.webhooks.rotate_secret(actor.tenant_id, webhook_id)
+    audit_note(request, action="webhook.rotate_secret", target=webhook_id)
+    response.headers["Cache-Control"] = "no-store"
+    return {**webhook_view(record), "secret": secret}
 
 
 @router.patch("/admin/webhooks/{webhook_id}", summary="Change url, events, description or enabled")

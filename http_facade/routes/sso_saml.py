@@ -11,9 +11,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Path, Query, Request, Response, status
 from fastapi.responses import RedirectResponse
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from agent_server.accounts.sso.saml import RELAY_STATE_MAX, SamlSignIn
+from agent_server.accounts.sso.service import sso_of
 from http_facade.deps import client_ip
 from http_facade.pages.dashboard import sso_handoff
 from http_facade.routes.admin_common import ActorDep, audit_note, require_feature
@@ -28,8 +29,17 @@ NO_STORE = {"Cache-Control": "no-store"}
 class SamlSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    idp_metadata_xml: str = Field(
-        min_length=1, max_length=200_000, description="The identity provider's SAML 2.0 metadata XML."
+    idp_metadata_xml: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200_000,
+        description="The identity provider's SAML 2.0 metadata XML.",
+    )
+    idp_metadata_url: str | None = Field(
+        default=None,
+        min_length=8,
+        max_length=2048,
+        description="Instead of the XML: where the IdP publishes it (fetched now, through the outbound URL guard).",
     )
     enabled: StrictBool = Field(default=True, description="false: keep the settings but refuse sign-ins.")
     jit_permissions: list[Permission] = Field(
@@ -37,6 +47,18 @@ class SamlSettings(BaseModel):
         max_length=5,
         description="Permissions of users created at their first sign-in: tenant:admin, or [] for none.",
     )
+
+    @model_validator(mode="after")
+    def one_source(self) -> SamlSettings:
+        if (self.idp_metadata_xml is None) == (self.idp_metadata_url is None):
+            raise ValueError("send either idp_metadata_xml or idp_metadata_url")
+        return self
+
+    async def metadata_xml(self, request: Request) -> str:
+        if self.idp_metadata_xml is not None:
+            return self.idp_metadata_xml
+        http = sso_of(request.app.state.accounts).http
+        return await http.get_text(str(self.idp_metadata_url), "SAML metadata", "idp_metadata_url")
 
 
 class AcsForm(BaseModel):
@@ -62,7 +84,7 @@ async def put_settings(request: Request, actor: ActorDep, body: SamlSettings) ->
     await require_feature(request, actor, "sso")  # single sign-on is a plan feature (plans.yaml)
     view = await saml_of(request).save(
         actor.tenant_id,
-        body.idp_metadata_xml,
+        await body.metadata_xml(request),
         enabled=body.enabled,
         jit_permissions=list(body.jit_permissions),
     )

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import select
 
 from agent_server.accounts.tables import SsoConnection
+from agent_server.gateway import repository as repo
 from tests.accounts.dns_server import LoopbackDns
 from tests.accounts.oidc_provider.server import OidcProvider
 from tests.accounts.oidc_provider.world import CALLBACK_URL, connect, set_up_sso, sso_app, verify_domain
@@ -25,6 +26,8 @@ ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("PUT", "/admin/sso/oidc", {"issuer": "https://idp.example", "client_id": "c", "client_secret": "s"}),
     ("DELETE", "/admin/sso/oidc", None),
     ("PATCH", "/admin/sso", {"enforced": True}),
+    ("PATCH", "/admin/sso/connections/oidc", {"enabled": False}),
+    ("GET", "/admin/sso/enforcement-impact", None),
     ("POST", "/admin/sso/domains", {"domain": DOMAIN}),
     ("POST", f"/admin/sso/domains/{DOMAIN}/verify", None),
     ("GET", "/admin/sso/domains", None),
@@ -119,6 +122,57 @@ async def test_the_client_secret_is_stored_encrypted_and_never_shown(
     assert (await h.client.get("/admin/sso", headers=admin.headers)).json()["connections"] == []
 
 
+async def test_the_stored_secret_is_kept_only_for_the_same_issuer_and_client(
+    h: Harness, provider: OidcProvider
+) -> None:
+    admin = await h.tenant("enterprise")
+    first = await connect(h, admin, provider, client_secret=None)
+    assert first.status_code == 400 and error(first)["param"] == "client_secret", first.text
+    assert (await connect(h, admin, provider)).status_code == 200
+
+    kept = await connect(h, admin, provider, client_secret=None, scopes=["openid", "email"])
+    assert kept.status_code == 200 and kept.json()["config"]["scopes"] == ["openid", "email"], kept.text
+    async with h.gateway.db.session() as session:
+        row = (await session.execute(select(SsoConnection))).scalars().one()
+    assert h.app.state.accounts.box.decrypt(row.secret) == provider.client_secret
+
+    # The secret goes to the provider's token endpoint: another client or issuer must bring its own.
+    other = await connect(h, admin, provider, client_secret=None, client_id="another-client")
+    assert other.status_code == 400 and error(other)["param"] == "client_secret", other.text
+
+
+async def test_a_connection_is_disabled_and_enabled_keeping_its_settings(
+    h: Harness, provider: OidcProvider, dns: LoopbackDns
+) -> None:
+    # A platform administrator of the tenant keeps their session when enforcement starts.
+    admin = await h.tenant("enterprise", permissions=("tenant:admin", "platform:admin"))
+    other = await h.tenant("enterprise")
+    await set_up_sso(h, admin, provider, dns, "toggle-sso.test")
+    path = "/admin/sso/connections/oidc"
+    off = await h.client.patch(path, json={"enabled": False}, headers=admin.headers)
+    assert off.status_code == 200 and off.json()["enabled"] is False, off.text
+    assert off.json()["config"]["issuer"] == provider.issuer
+    assert (await h.client.get(f"/sso/oidc/{admin.id}/start")).status_code == 404
+    on = await h.client.patch(path, json={"enabled": True}, headers=admin.headers)
+    assert on.status_code == 200 and on.json()["enabled"] is True
+    assert (await h.client.get(f"/sso/oidc/{admin.id}/start")).status_code == 302
+
+    assert (
+        await h.client.patch("/admin/sso", json={"enforced": True}, headers=admin.headers)
+    ).status_code == 200
+    kept_on = await h.client.patch(path, json={"enabled": False}, headers=admin.headers)
+    assert kept_on.status_code == 409 and error(kept_on)["code"] == "sso_enforced", kept_on.text
+
+    assert (await h.client.patch(path, json={"enabled": False}, headers=other.headers)).status_code == 404
+    unknown = await h.client.patch(
+        "/admin/sso/connections/ldap", json={"enabled": False}, headers=admin.headers
+    )
+    assert unknown.status_code == 400 and error(unknown)["param"] == "protocol", unknown.text
+    starter = await h.tenant("starter")
+    refused = await h.client.patch(path, json={"enabled": True}, headers=starter.headers)
+    assert refused.status_code == 403 and error(refused)["code"] == "plan_limit_exceeded"
+
+
 async def test_the_issuer_is_checked_when_saved(h: Harness, provider: OidcProvider) -> None:
     admin = await h.tenant("enterprise")
     base = {"client_id": provider.client_id, "client_secret": provider.client_secret}
@@ -144,6 +198,28 @@ async def test_the_issuer_is_checked_when_saved(h: Harness, provider: OidcProvid
     for body, code in bodies:
         refused = await h.client.put("/admin/sso/oidc", json={**base, **body}, headers=admin.headers)
         assert refused.status_code == 400 and error(refused)["code"] == code, refused.text
+    assert (await h.client.get("/admin/sso", headers=admin.headers)).json()["connections"] == []
+
+
+@pytest.mark.parametrize(
+    ("field", "url", "reason"),
+    [
+        ("token_endpoint", "http://10.0.0.7/token", "10.0.0.7 is a private address"),
+        ("jwks_uri", "http://169.254.169.254/latest/meta-data", "169.254.169.254 is a private address"),
+        ("authorization_endpoint", "http://100.64.0.1/auth", "100.64.0.1 is not globally routable"),
+    ],
+)
+async def test_an_endpoint_on_an_internal_address_is_refused_at_save(
+    h: Harness, field: str, url: str, reason: str
+) -> None:
+    # A public issuer whose discovery document names an internal endpoint was saved, and the server
+    # would have called that address at the first sign-in.
+    with OidcProvider(CALLBACK_URL, {}, discovery={field: url}) as misleading:
+        admin = await h.tenant("enterprise")
+        refused = await connect(h, admin, misleading)
+    assert refused.status_code == 400, refused.text
+    assert error(refused)["code"] == "sso_url_refused" and error(refused)["param"] == field
+    assert reason in error(refused)["message"]
     assert (await h.client.get("/admin/sso", headers=admin.headers)).json()["connections"] == []
 
 
@@ -228,12 +304,73 @@ async def test_an_unverified_claim_does_not_block_the_domains_owner(h: Harness, 
     first = (await claim(h, squatter, "contested-sso.test")).json()["record"]
     theirs = await claim(h, owner, "contested-sso.test")
     assert theirs.status_code == 201 and theirs.json()["record"]["value"] != first["value"]
-    assert (await h.client.get("/admin/sso/domains", headers=squatter.headers)).json()["data"] == []
 
     await verify_domain(h, owner, dns, "contested-sso.test")
     dns.publish(first["name"], first["value"])  # even with its own record published, it is too late
     late = await claim(h, squatter, "contested-sso.test")
     assert late.status_code == 409 and error(late)["code"] == "domain_taken"
+    verify = await h.client.post("/admin/sso/domains/contested-sso.test/verify", headers=squatter.headers)
+    assert verify.status_code == 409 and error(verify)["code"] == "domain_taken"
+    mine = (await h.client.get("/admin/sso/domains", headers=owner.headers)).json()["data"]
+    assert [(d["domain"], d["verified"]) for d in mine] == [("contested-sso.test", True)]
+
+
+async def test_pending_claims_of_one_domain_coexist_each_with_its_own_record(
+    h: Harness, dns: LoopbackDns
+) -> None:
+    # A second tenant's claim used to take over the first one's row: B's claim vanished, and B's
+    # admin could tell from the changed timestamp that someone else had claimed the domain.
+    b, a = await h.tenant("enterprise"), await h.tenant("enterprise")
+    b_claim = (await claim(h, b, "shared-sso.test")).json()
+    h.clock.advance(60)
+    a_claim = (await claim(h, a, "shared-sso.test")).json()
+    b_list = (await h.client.get("/admin/sso/domains", headers=b.headers)).json()["data"]
+    assert b_list == [b_claim]  # the same record and the same creation time as before A's claim
+    assert a_claim["record"] != b_claim["record"] and a_claim["created_at"] != b_claim["created_at"]
+    again = await claim(h, b, "shared-sso.test")
+    assert again.status_code == 200 and again.json() == b_claim
+
+    # Either may delete only its own claim; the other's stays.
+    assert (await h.client.delete("/admin/sso/domains/shared-sso.test", headers=a.headers)).status_code == 204
+    assert (await h.client.get("/admin/sso/domains", headers=b.headers)).json()["data"] == [b_claim]
+    a_claim = (await claim(h, a, "shared-sso.test")).json()
+
+    # The first to verify holds the domain; the other claim then fails with domain_taken.
+    dns.publish(b_claim["record"]["name"], b_claim["record"]["value"])
+    dns.publish(a_claim["record"]["name"], a_claim["record"]["value"])
+    won = await h.client.post("/admin/sso/domains/shared-sso.test/verify", headers=b.headers)
+    assert won.status_code == 200 and won.json()["verified"] is True
+    lost = await h.client.post("/admin/sso/domains/shared-sso.test/verify", headers=a.headers)
+    assert lost.status_code == 409 and error(lost)["code"] == "domain_taken", lost.text
+    assert (await h.client.get("/admin/sso/domains", headers=a.headers)).json()["data"][0][
+        "verified"
+    ] is False
+
+    # Once the holder lets go, the other tenant's pending claim can be verified.
+    assert (await h.client.delete("/admin/sso/domains/shared-sso.test", headers=b.headers)).status_code == 204
+    held = await h.client.post("/admin/sso/domains/shared-sso.test/verify", headers=a.headers)
+    assert held.status_code == 200 and held.json()["verified"] is True
+
+
+async def test_the_enforcement_impact_names_who_would_be_locked_out(h: Harness, dns: LoopbackDns) -> None:
+    admin = await h.tenant("enterprise")
+    await verify_domain(h, admin, dns, "impact-sso.test")
+    db, now = h.gateway.db, h.clock.now()
+    for email, permissions in (
+        ("inside@impact-sso.test", []),
+        ("outside@elsewhere.test", []),
+        ("operator@elsewhere.test", ["platform:admin", "tenant:admin"]),
+    ):
+        await repo.add_user(db, repo.new_user(now, admin.id, email, None, permissions))
+    impact = await h.client.get("/admin/sso/enforcement-impact", headers=admin.headers)
+    assert impact.status_code == 200, impact.text
+    assert impact.json() == {
+        "object": "sso_enforcement_impact",
+        "signed_out": 3,  # the admin, inside@ and outside@; the platform administrator keeps signing in
+        "locked_out": 2,
+        "locked_out_emails": sorted([admin.email, "outside@elsewhere.test"]),
+        "platform_admins_kept": ["operator@elsewhere.test"],
+    }
 
 
 async def test_a_dns_failure_is_a_clear_error(h: Harness, dns: LoopbackDns) -> None:
@@ -255,7 +392,7 @@ async def test_every_sso_route_is_documented(h: Harness) -> None:
         ("GET", "/sso/oidc/callback"),
     ]
     for method, path in wanted:
-        path = path.replace(DOMAIN, "{domain}")
+        path = path.replace(DOMAIN, "{domain}").replace("connections/oidc", "connections/{protocol}")
         assert paths[path][method.lower()]["summary"], (method, path)
 
 

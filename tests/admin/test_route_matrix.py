@@ -45,6 +45,7 @@ NEEDS_REAL_INPUT = {
     ("DELETE", "/admin/sso/oidc"),
     ("PUT", "/admin/sso/saml"),
     ("DELETE", "/admin/sso/saml"),
+    ("PATCH", "/admin/sso/connections/{protocol}"),
     ("POST", "/admin/sso/domains/{domain}/verify"),
     # A provider key needs a provider configured in the upstream settings (tests/gateway/test_byok.py).
     ("PUT", "/admin/byok/{provider}"),
@@ -105,6 +106,7 @@ async def seed_tenant_a(world: World) -> dict[str, str]:
         "api_key": full_key,
         "tenant_id": world.tenants["a"],
         "domain": "alpha-sso.example",
+        "protocol": "oidc",
     }
 
 
@@ -129,6 +131,7 @@ def request_for(method: str, path: str, a: dict[str, str]) -> tuple[str, dict]:
         ("POST", "/admin/platform/tenants"): {"name": "Matrix", "plan_id": "starter"},
         ("PATCH", "/admin/auth/passkeys/{passkey_id}"): {"name": "m"},
         ("PATCH", "/admin/sso"): {"enforced": False},
+        ("PATCH", "/admin/sso/connections/{protocol}"): {"enabled": False},
         ("POST", "/admin/sso/domains"): {"domain": "matrix.example"},
     }
     kwargs: dict = {}

@@ -12,9 +12,10 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.accounts.sso.enforcement import keep_enforceable
-from agent_server.accounts.sso.oidc_metadata import IssuerDirectory
+from agent_server.accounts.sso.oidc_metadata import ENDPOINTS, IssuerDirectory
 from agent_server.accounts.sso.outbound import ProviderUnreachable
 from agent_server.accounts.tables import SsoConnection
 from agent_server.admin.crypto import SecretBox
@@ -34,7 +35,7 @@ class OidcSettings:
 
     issuer: str
     client_id: str
-    client_secret: str
+    client_secret: str | None  # None: keep the stored one (same issuer and client only)
     scopes: tuple[str, ...] = DEFAULT_SCOPES
     enabled: bool = True
     jit_permissions: tuple[str, ...] = ("tenant:admin",)
@@ -78,9 +79,13 @@ class Connections:
     async def save_oidc(self, tenant_id: str, wanted: OidcSettings) -> SsoConnection:
         wanted = wanted.checked()
         try:
-            await self.directory.metadata(wanted.issuer, fresh=True)
+            metadata = await self.directory.metadata(wanted.issuer, fresh=True)
         except ProviderUnreachable as exc:
             raise ValidationFailed(exc.message, code="sso_issuer_invalid", param="issuer") from None
+        # The issuer passed the outbound guard when its document was fetched; the endpoints it names
+        # are resolved and checked now too (docs/accounts.md), so none on an internal address is saved.
+        for field, url in metadata.endpoints().items():
+            await self.directory.http.check_target(url, ENDPOINTS[field], field)
         config = {
             "issuer": wanted.issuer,
             "client_id": wanted.client_id,
@@ -104,8 +109,8 @@ class Connections:
                         updated_at=now,
                     )
                     session.add(conn)
+                conn.secret = self._secret(conn, wanted)
                 conn.config, conn.enabled, conn.updated_at = config, wanted.enabled, now
-                conn.secret = self.box.encrypt(wanted.client_secret)
                 if not wanted.enabled:
                     await keep_enforceable(session, tenant_id, "disabling the OIDC connection")
                 await session.flush()
@@ -115,13 +120,39 @@ class Connections:
             ) from None
         return conn
 
+    def _secret(self, conn: SsoConnection, wanted: OidcSettings) -> str:
+        """The encrypted client secret to store. Keeping the stored one needs the same provider and
+        client: the secret goes to the provider's token endpoint, so a new issuer must not get it."""
+        if wanted.client_secret is not None:
+            return self.box.encrypt(wanted.client_secret)
+        same = (conn.config.get("issuer"), conn.config.get("client_id")) == (wanted.issuer, wanted.client_id)
+        if conn.secret is None or not same:
+            raise ValidationFailed(
+                "Send the client secret: it is kept only for the same issuer and client id.",
+                param="client_secret",
+            )
+        return conn.secret
+
+    async def set_enabled(self, tenant_id: str, protocol: str, enabled: bool) -> SsoConnection:
+        """Turn a connection on or off, keeping its settings; the last one stays on while enforced."""
+        async with self.db.session() as session:
+            conn = await self._row(session, tenant_id, protocol)
+            conn.enabled, conn.updated_at = enabled, utc(self.clock.now())
+            if not enabled:
+                await keep_enforceable(session, tenant_id, f"disabling the {protocol.upper()} connection")
+        return conn
+
+    @staticmethod
+    async def _row(session: AsyncSession, tenant_id: str, protocol: str) -> SsoConnection:
+        query = select(SsoConnection).where(
+            SsoConnection.tenant_id == tenant_id, SsoConnection.protocol == protocol
+        )
+        conn = (await session.execute(query)).scalars().first()
+        if conn is None:
+            raise NotFound(f"This organisation has no {protocol.upper()} connection.", param="protocol")
+        return conn
+
     async def delete(self, tenant_id: str, protocol: str) -> None:
         async with self.db.session() as session:
-            query = select(SsoConnection).where(
-                SsoConnection.tenant_id == tenant_id, SsoConnection.protocol == protocol
-            )
-            conn = (await session.execute(query)).scalars().first()
-            if conn is None:
-                raise NotFound(f"This organisation has no {protocol.upper()} connection.", param="protocol")
-            await session.delete(conn)
+            await session.delete(await self._row(session, tenant_id, protocol))
             await keep_enforceable(session, tenant_id, f"deleting the {protocol.upper()} connection")

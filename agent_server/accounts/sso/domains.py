@@ -1,10 +1,12 @@
 """E-mail domains a tenant claims and proves with a DNS TXT record; verified ones route its SSO users.
 
 The record's value is derived from the tenant and the domain (an HMAC under the server's secret),
-so a tenant's record never changes however often it claims again. A domain has one row: a claim
-that is not verified yet does not block another tenant (squatting a domain one cannot prove would
-otherwise be free); whoever publishes their record and verifies first holds the domain, and a
-verified domain cannot be claimed by another tenant (409) until its holder deletes it.
+so a tenant's record never changes however often it claims again. Every tenant's claim is a row of
+its own (tenant, domain): a claim that is not verified yet blocks nobody and is touched by nobody
+else (squatting a domain one cannot prove would otherwise be free, and another tenant's claim must
+not erase it). Whoever publishes their record and verifies first holds the domain; a unique index
+over verified rows decides a race. The other claims then fail with 409 ``domain_taken`` at
+verification, and a verified domain cannot be claimed by another tenant until its holder deletes it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.accounts.sso.dns_txt import txt_values
 from agent_server.accounts.sso.enforcement import keep_enforceable
@@ -27,6 +30,7 @@ from agent_server.storage.db import Database
 from agent_server.timeutil import utc
 
 MAX_DOMAINS_PER_TENANT = 20
+VERIFIED = TenantDomain.verified_at.is_not(None)  # type: ignore[union-attr]
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 
 
@@ -87,16 +91,23 @@ class DomainClaims:
         async with self.db.session() as session:
             return list((await session.execute(query)).scalars())
 
+    @staticmethod
+    async def _holder(session: AsyncSession, domain: str) -> str | None:
+        """The tenant that verified ``domain``, if any."""
+        return await session.scalar(
+            select(TenantDomain.tenant_id).where(TenantDomain.domain == domain, VERIFIED)
+        )
+
     async def claim(self, tenant_id: str, text: str) -> tuple[TenantDomain, bool]:
         """(the tenant's claim of the domain, whether this call made it)."""
         domain = normalise_domain(text)
         try:
             async with self.db.session() as session:
-                row = await session.get(TenantDomain, domain)
-                if row is not None and row.tenant_id == tenant_id:
-                    return row, False
-                if row is not None and row.verified_at is not None:
+                if await self._holder(session, domain) not in (None, tenant_id):
                     raise taken(domain)
+                row = await session.get(TenantDomain, (domain, tenant_id))
+                if row is not None:
+                    return row, False
                 count = await session.scalar(
                     select(func.count()).select_from(TenantDomain).where(TenantDomain.tenant_id == tenant_id)
                 )
@@ -106,16 +117,15 @@ class DomainClaims:
                         code="too_many_domains",
                         param="domain",
                     )
-                now, token = utc(self.clock.now()), self.token_for(tenant_id, domain)
-                if row is None:
-                    row = TenantDomain(
-                        domain=domain, tenant_id=tenant_id, verification_token=token, created_at=now
-                    )
-                    session.add(row)
-                else:  # another tenant's claim that was never verified
-                    row.tenant_id, row.verification_token, row.created_at = tenant_id, token, now
+                row = TenantDomain(
+                    domain=domain,
+                    tenant_id=tenant_id,
+                    verification_token=self.token_for(tenant_id, domain),
+                    created_at=utc(self.clock.now()),
+                )
+                session.add(row)
                 await session.flush()
-        except IntegrityError:  # another tenant inserted the same domain at the same moment
+        except IntegrityError:  # the same tenant claimed the same domain at the same moment
             raise Conflict(f"{domain} was claimed at this moment; try again.", param="domain") from None
         return row, True
 
@@ -123,10 +133,11 @@ class DomainClaims:
         """Look the claim's TXT record up; mark the domain verified when it is there."""
         domain = claimed_name(text)
         async with self.db.session() as session:
-            row = await session.get(TenantDomain, domain)
-        if row is None or row.tenant_id != tenant_id:
-            if row is not None and row.verified_at is not None:
-                raise taken(domain)
+            row = await session.get(TenantDomain, (domain, tenant_id))
+            holder = await self._holder(session, domain)
+        if holder is not None and holder != tenant_id:
+            raise taken(domain)
+        if row is None:
             raise NotFound(
                 f"This organisation has no claim of {domain}; claim it with POST /admin/sso/domains.",
                 param="domain",
@@ -142,23 +153,25 @@ class DomainClaims:
                 param="domain",
                 extra={"record": record.view()},
             )
-        async with self.db.session() as session:
-            query = select(TenantDomain).where(TenantDomain.domain == domain).with_for_update()
-            row = (await session.execute(query)).scalars().first()
-            if row is None:
-                raise NotFound(f"The claim of {domain} was deleted meanwhile.", param="domain")
-            if row.verified_at is not None and row.tenant_id != tenant_id:
-                raise taken(domain)
-            # The record proves control of the domain, even if another tenant re-claimed it meanwhile.
-            row.tenant_id, row.verification_token = tenant_id, self.token_for(tenant_id, domain)
-            row.verified_at = utc(self.clock.now())
+        try:
+            async with self.db.session() as session:
+                row = await session.get(TenantDomain, (domain, tenant_id))
+                if row is None:
+                    raise NotFound(f"The claim of {domain} was deleted meanwhile.", param="domain")
+                if row.verified_at is None:
+                    if await self._holder(session, domain) is not None:
+                        raise taken(domain)
+                    row.verified_at = utc(self.clock.now())
+                    await session.flush()
+        except IntegrityError:  # another tenant's verification of the domain committed first
+            raise taken(domain) from None
         return row
 
     async def remove(self, tenant_id: str, text: str) -> None:
         domain = claimed_name(text)
         async with self.db.session() as session:
-            row = await session.get(TenantDomain, domain)
-            if row is None or row.tenant_id != tenant_id:
+            row = await session.get(TenantDomain, (domain, tenant_id))
+            if row is None:
                 raise NotFound(f"This organisation has no claim of {domain}.", param="domain")
             await session.delete(row)
             await keep_enforceable(session, tenant_id, f"deleting {domain}")

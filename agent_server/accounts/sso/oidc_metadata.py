@@ -32,6 +32,12 @@ ACCEPTED_ALGORITHMS = (
     "EdDSA",
 )
 CLIENT_AUTH_METHODS = ("client_secret_basic", "client_secret_post")  # in order of preference
+# The discovery document's endpoints sign-in uses: field -> what messages call it.
+ENDPOINTS = {
+    "authorization_endpoint": "authorization endpoint",
+    "token_endpoint": "token endpoint",
+    "jwks_uri": "key set (jwks_uri)",
+}
 
 
 def discovery_url(issuer: str) -> str:
@@ -46,6 +52,10 @@ class ProviderMetadata:
     jwks_uri: str
     signing_algorithms: tuple[str, ...]
     client_auth_method: str
+
+    def endpoints(self) -> dict[str, str]:
+        """The endpoint URLs by their field in the discovery document."""
+        return {field: getattr(self, field) for field in ENDPOINTS}
 
 
 def _invalid(issuer: str, problem: str) -> ProviderUnreachable:
@@ -69,11 +79,12 @@ def parse_metadata(issuer: str, doc: dict[str, Any], http: ProviderHttp) -> Prov
     auth_method = next((method for method in CLIENT_AUTH_METHODS if method in methods), None)
     if auth_method is None:
         raise _invalid(issuer, f"its token endpoint takes none of {list(CLIENT_AUTH_METHODS)}")
+    urls = {field: http.check_syntax(doc.get(field), what, field) for field, what in ENDPOINTS.items()}
     return ProviderMetadata(
         issuer=issuer,
-        authorization_endpoint=http.check_syntax(doc.get("authorization_endpoint"), "authorization endpoint"),
-        token_endpoint=http.check_syntax(doc.get("token_endpoint"), "token endpoint"),
-        jwks_uri=http.check_syntax(doc.get("jwks_uri"), "key set (jwks_uri)"),
+        authorization_endpoint=urls["authorization_endpoint"],
+        token_endpoint=urls["token_endpoint"],
+        jwks_uri=urls["jwks_uri"],
         signing_algorithms=algorithms,
         client_auth_method=auth_method,
     )

@@ -12,6 +12,7 @@ from http_facade.pages.dashboard import (
     audit_log,
     auth,
     billing,
+    byok,
     keys,
     overview,
     passkeys,
@@ -20,15 +21,18 @@ from http_facade.pages.dashboard import (
     register,
     routing,
     sso,
+    sso_domains,
+    sso_enforcement,
     tenants,
     usage,
+    webhook_manage,
     webhooks,
 )
 
 AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
-    for area in (auth, register, password, overview, keys, usage, webhooks, playground, routing, audit_log,
-                 passkeys, sso, billing, tenants)
+    for area in (auth, register, password, overview, keys, usage, webhooks, webhook_manage, playground, routing,
+                 audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()
 for _router in AREA_ROUTERS:

@@ -44,6 +44,7 @@ APP_NAV: tuple[tuple[str, str], ...] = (
     (f"{APP_PATH}/audit", "Audit log"),
     (f"{APP_PATH}/passkeys", "Passkeys"),
     (f"{APP_PATH}/sso", "Single sign-on"),
+    (f"{APP_PATH}/provider-keys", "Provider keys"),
 )
 PLATFORM_NAV: tuple[tuple[str, str], ...] = (
     (f"{APP_PATH}/routing", "LLM routing"),

@@ -1,20 +1,22 @@
-"""Webhooks: register one (its signing secret shown once), see its recent deliveries with their
-attempts, and send a delivery again. The pages call the functions of ``/admin/webhooks`` (the same
-checks: the plan's ``webhooks`` feature, the URL guard, another tenant's id answering 404).
+"""Webhooks: register one (its signing secret shown once), its page with the recent deliveries and
+their attempts, and send a delivery again; the usage alerts form sits on the list page. Changing,
+testing, disabling or deleting a webhook is ``webhook_manage.py``. The pages call the functions of
+``/admin/webhooks`` (the same checks: the plan's ``webhooks`` feature, the URL guard, another
+tenant's id answering 404). On a plan without webhooks the forms are shown disabled with the plan
+that has them (``plan_gate``).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Form, Path, Request
+from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, Response
-from pydantic import Field
 
 from agent_server.admin.wiring import admin_services
 from agent_server.errors import AgentError
-from agent_server.webhooks.repository import EVENT_TYPES
 from http_facade.pages.dashboard.audit_trail import audited
+from http_facade.pages.dashboard.json_body import json_body
 from http_facade.pages.dashboard.route import (
     DashboardForm,
     SessionDep,
@@ -25,34 +27,26 @@ from http_facade.pages.dashboard.route import (
     responses,
     see_other,
 )
-from http_facade.pages.dashboard.session import APP_PATH, Session
+from http_facade.pages.dashboard.webhook_views import (
+    NOTICES,
+    WEBHOOKS_PAGE,
+    Id,
+    Notice,
+    WebhookForm,
+    list_page,
+    webhook_page,
+)
 from http_facade.routes import admin_webhooks as json_routes
 
 router = dashboard_router()
-WEBHOOKS_PAGE = f"{APP_PATH}/webhooks"
-Id = Annotated[str, Path(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_-]+$")]
 
 
-class WebhookForm(DashboardForm):
-    url: str = Field(min_length=8, max_length=2048)
-    events: list[str] = Field(default_factory=list, max_length=len(EVENT_TYPES))
-    description: str = Field(default="", max_length=200)
-
-
-async def _list_page(
-    request: Request, session: Session, *, error: AgentError | None = None, form: WebhookForm | None = None
+@router.get(WEBHOOKS_PAGE, summary="Dashboard: the organisation's webhooks and usage alerts")
+async def webhooks_page(
+    request: Request, session: SessionDep, deleted: Notice = "", done: Notice = ""
 ) -> HTMLResponse:
-    admin = admin_services(request.app.state.services)
-    listed = await json_routes.list_webhooks(actor_of(request, session), admin)
-    context = {"webhooks": listed["data"], "event_types": listed["event_types"], "error": error, "form": form}
-    return page(
-        request, "webhooks.html", context, session=session, status=error.http_status if error else 200
-    )
-
-
-@router.get(WEBHOOKS_PAGE, summary="Dashboard: the organisation's webhooks")
-async def webhooks_page(request: Request, session: SessionDep) -> HTMLResponse:
-    return await _list_page(request, session)
+    notice = f"The webhook {deleted} is deleted; its pending deliveries stopped." if deleted else ""
+    return await list_page(request, session, notice=notice or NOTICES.get(done, ""))
 
 
 @router.post(
@@ -65,36 +59,28 @@ async def create_webhook(
 ) -> HTMLResponse:
     checked(request, form)
     admin = admin_services(request.app.state.services)
-    body = json_routes.WebhookCreate(url=form.url, events=form.events, description=form.description)
     try:
+        body = json_body(
+            json_routes.WebhookCreate, url=form.url, events=form.events, description=form.description
+        )
         async with audited(request, session.user_id, session.tenant_id, "webhook.create") as note:
             created = await json_routes.create_webhook(body, actor_of(request, session), admin, request)
             note["target"], note["details"]["events"] = created["id"], created["events"]
     except AgentError as err:
-        return await _list_page(request, session, error=err, form=form)
+        return await list_page(request, session, error=err, form=form)
     return page(request, "webhook_created.html", {"webhook": created}, session=session)
-
-
-async def _deliveries_page(
-    request: Request, session: Session, webhook_id: str, notice: str = ""
-) -> HTMLResponse:
-    admin, actor = admin_services(request.app.state.services), actor_of(request, session)
-    hook = await json_routes.get_webhook(webhook_id, actor, admin)
-    deliveries = await json_routes.list_deliveries(webhook_id, actor, admin, limit=50)
-    context = {"webhook": hook, "deliveries": deliveries["data"], "notice": notice}
-    return page(request, "webhook_deliveries.html", context, session=session)
 
 
 @router.get(
     f"{WEBHOOKS_PAGE}/{{webhook_id}}",
-    summary="Dashboard: a webhook and its recent deliveries with every attempt",
+    summary="Dashboard: a webhook, its settings and its recent deliveries with every attempt",
     responses=responses(404),
 )
 async def deliveries_page(
-    request: Request, webhook_id: Id, session: SessionDep, redelivered: str = ""
+    request: Request, webhook_id: Id, session: SessionDep, redelivered: Notice = "", done: Notice = ""
 ) -> HTMLResponse:
-    notice = f"The event of {redelivered} is queued again." if redelivered else ""
-    return await _deliveries_page(request, session, webhook_id, notice[:120])
+    notice = f"The event of {redelivered} is queued again." if redelivered else NOTICES.get(done, "")
+    return await webhook_page(request, session, webhook_id, notice=notice)
 
 
 @router.post(

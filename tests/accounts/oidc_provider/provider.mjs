@@ -7,6 +7,8 @@
 //   OIDC_JWKS     JSON {"keys": [...]} with private keys: the ID-token signing keys
 //   OIDC_USERS    JSON {accountId: {email, email_verified, ...}}: who can sign in
 //   OIDC_AUTH_METHODS  optional comma list of client authentication methods the provider offers
+//   OIDC_DISCOVERY     optional JSON object whose fields replace those of the discovery document
+//                      (a provider that names endpoints elsewhere, e.g. on an internal address)
 // Sign-in uses the provider's development interactions: a login form (any password) and a consent
 // form, both plain HTML that a test posts with an HTTP client. It prints "ready" once listening.
 import { randomBytes } from 'node:crypto';
@@ -38,6 +40,14 @@ const provider = new Provider(env('OIDC_ISSUER'), {
     return { accountId, claims: async () => ({ sub: accountId, ...claims }) };
   },
 });
+
+const discovery = process.env.OIDC_DISCOVERY && JSON.parse(process.env.OIDC_DISCOVERY);
+if (discovery) {
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.path === '/.well-known/openid-configuration' && ctx.body) Object.assign(ctx.body, discovery);
+  });
+}
 
 const server = createServer(provider.callback());
 server.listen(Number(env('OIDC_PORT')), '127.0.0.1', () => console.log('ready'));

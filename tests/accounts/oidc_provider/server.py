@@ -44,6 +44,7 @@ class OidcProvider:
         users: dict[str, dict[str, Any]],
         *,
         auth_methods: str | None = None,
+        discovery: dict[str, Any] | None = None,
         port: int | None = None,
         key: RSAKey | None = None,
     ) -> None:
@@ -73,6 +74,7 @@ class OidcProvider:
                 ]
             ),
             **({"OIDC_AUTH_METHODS": auth_methods} if auth_methods else {}),
+            **({"OIDC_DISCOVERY": json.dumps(discovery)} if discovery else {}),
         }
         self._process: subprocess.Popen[str] | None = None
 
