@@ -1,4 +1,4 @@
-"""Migration 0019 keeps every domain claim when the table gets one row per (domain, tenant), lets
+"""Migration 0016 keeps every domain claim when the table gets one row per (domain, tenant), lets
 claims of one domain coexist but only one of them be verified, and folds them back on downgrade;
 on SQLite and on PostgreSQL."""
 
@@ -15,7 +15,7 @@ from agent_server.settings import Settings
 from agent_server.storage.migrate import alembic_config
 from tests.support.migrated import REAL_UPGRADE
 
-BEFORE = ("0013_key_last_used", "0009_passkeys")  # the heads before 0019 (0007 is under 0009)
+BEFORE = ("0013_key_last_used", "0009_passkeys")  # the heads before 0016 (0007 is under 0009)
 INSERT_PLAN = (
     "INSERT INTO plans (id, name, trial_days, scopes, models, features, updated_at) "
     "VALUES ('enterprise', 'Enterprise', 14, '[]', '[]', '[]', '2026-01-01 00:00:00')"
@@ -93,16 +93,16 @@ def check(tmp_path: Path, database_url: str | None) -> None:
     assert claims(url) == [("a.test", "t_a", False), ("a.test", "t_b", True), ("b.test", "t_b", True)]
 
     # Down again: one row per domain, the verified claim winning over an older pending one.
-    downgrade(settings, "0019_domain_claims-1")
+    downgrade(settings, "0016_domain_claims-1")
     assert claims(url) == [("a.test", "t_b", True), ("b.test", "t_b", True)]
     REAL_UPGRADE(settings)
     assert claims(url) == [("a.test", "t_b", True), ("b.test", "t_b", True)]
 
 
-def test_the_claims_survive_migration_0019_on_sqlite(tmp_path: Path) -> None:
+def test_the_claims_survive_migration_0016_on_sqlite(tmp_path: Path) -> None:
     check(tmp_path, None)
 
 
 @pytest.mark.postgres
-def test_the_claims_survive_migration_0019_on_postgresql(tmp_path: Path, empty_postgres_url: str) -> None:
+def test_the_claims_survive_migration_0016_on_postgresql(tmp_path: Path, empty_postgres_url: str) -> None:
     check(tmp_path, empty_postgres_url)

@@ -5,8 +5,8 @@ row. Now pending claims of one domain coexist; a unique index over the verified 
 holder. The table is copied into its new shape (the primary key changes, which neither SQLite nor
 a batch ALTER does in place on both databases).
 
-Revision ID: 0019_domain_claims
-Revises: 0013_key_last_used
+Revision ID: 0016_domain_claims
+Revises: 0009_passkeys
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0019_domain_claims"
-down_revision = "0013_key_last_used"
+revision = "0016_domain_claims"
+down_revision = "0009_passkeys"  # the accounts branch, where tenant_domains lives
 branch_labels = None
-depends_on = "0007_accounts"  # the table this changes (another branch of the history)
+depends_on = None
 
 TS = sa.DateTime(timezone=True)
 COLUMNS = "domain, tenant_id, verification_token, created_at, verified_at"
