@@ -52,7 +52,10 @@ def run_uvicorn(listener: socket.socket, app: str, **options: Any) -> int:
     """Serve ``app`` with uvicorn on ``listener``; 1 when the app failed to start."""
     import uvicorn
 
-    config = uvicorn.Config(app, backlog=BACKLOG, **options)
+    from http_facade.http_protocol import IMPORT_PATH
+
+    # Bounded request heads (431, 414); an import string, so that spawned workers load it too.
+    config = uvicorn.Config(app, backlog=BACKLOG, http=IMPORT_PATH, **options)
     if config.workers > 1:
         from uvicorn.supervisors import Multiprocess
 
