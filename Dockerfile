@@ -21,12 +21,7 @@ RUN /opt/agentgate/bin/pip install --no-cache-dir ".[otel]" \
 FROM ${PYTHON_IMAGE} AS runtime
 LABEL org.opencontainers.image.title="agentgate" \
       org.opencontainers.image.licenses="BUSL-1.1"
-# xmlsec1 signs and checks SAML messages (single sign-on); Debian's current package is wanted.
-# hadolint ignore=DL3008
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends xmlsec1 \
-    && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --no-log-init --uid 10001 --user-group --home-dir /var/lib/agentgate --create-home agentgate
+RUN useradd --system --no-log-init --uid 10001 --user-group --home-dir /var/lib/agentgate --create-home agentgate
 COPY --from=build /opt/agentgate /opt/agentgate
 ENV PATH=/opt/agentgate/bin:$PATH \
     PYTHONUNBUFFERED=1 \

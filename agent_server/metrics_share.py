@@ -4,9 +4,15 @@ reports the totals of all.
 ``agentgate serve --workers N`` gives its workers one fresh folder (``AGENTGATE_METRICS_DIR``).
 Every ``AGENTGATE_METRICS_FLUSH_SECONDS`` (1 s) each worker writes its cumulative counts there,
 one JSON file per process, written under a temporary name and renamed (a reader sees a whole file,
-never half of one); a worker that stops writes once more. A scrape adds the answering process's
-live counts to every other file, those of exited workers included: their requests happened, and
-counters never go down. Another worker's part is at most one flush interval old.
+never half of one); a worker that stops writes once more. A scrape first writes the answering
+process's counts to its file, then adds up every file, those of exited workers included: their
+requests happened. Another worker's part is at most one flush interval old.
+
+Counters never go down from one scrape to the next, whichever worker answers: each process's part
+of a sum is a snapshot of its counts no older than the one any earlier scrape used, because the
+answering process's snapshot is its file from then on. Without that write, worker A would answer
+with its live counts and B's last flush, and B a moment later with its own live counts and A's
+older flush: a smaller total, which Prometheus reads as a counter reset.
 
 Measured against prometheus-client's own multiprocess mode, which writes a memory-mapped file on
 every sample: ~5.6 us per request for a counter and a histogram there, against nothing added to the
@@ -71,6 +77,15 @@ class MetricsShare:
         temporary.write_bytes(data)
         temporary.replace(self.path)
         self._written = data
+
+    def gather(self, state: State) -> list[State]:
+        """This process's ``state``, written first so later scrapes by any worker see at least it,
+        and the states of the other processes."""
+        try:
+            self.write(state)
+        except OSError as exc:  # the sum is still right for this scrape; the next ones may lag
+            log.warning("could not share metrics in %s: %s", self.folder, exc)
+        return [state, *self.others()]
 
     def others(self) -> list[State]:
         states = []

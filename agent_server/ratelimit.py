@@ -20,9 +20,13 @@ in a per-process table (the limit then holds per process) and say so (``degraded
 (the chat proxy and the site's model budget, which spend model tokens for anonymous callers)
 refuse with 503 and ``Retry-After: 5``. RedisKV's breaker makes either answer immediate.
 
+The one rule of every rate-limit header (docs/public-api.md, docs/gateway.md): the reset is when
+the whole allowance is back (``Remaining`` equals the limit again: the bucket is full), and
+``Retry-After`` is the seconds until the next request passes, so it is never more than the reset.
 Headers of the public site (spec 8): ``RateLimit-Limit: <n>;w=<s>``, ``RateLimit-Remaining``,
-``RateLimit-Reset`` (seconds until the whole allowance is back), ``RateLimit-Policy``
-(``"<name>";q=<n>;w=<s>``) and ``Retry-After`` on 429 (seconds until the next request passes).
+``RateLimit-Reset`` (seconds), ``RateLimit-Policy`` (``"<name>";q=<n>;w=<s>``) and ``Retry-After``
+on 429; the gateway's ``X-RateLimit-*`` (agent_server/gateway/ratelimit.py) give the reset as a
+Unix time.
 """
 
 from __future__ import annotations
@@ -66,15 +70,16 @@ class Decision(NamedTuple):  # a tuple: one is built per request on the gateway'
     allowed: bool
     remaining: int  # units that would still pass right now
     reset_after: float  # seconds until the whole allowance is back
-    retry_after: float  # seconds until this request would pass (0 when it did)
+    retry_after: float  # seconds until this request would pass (0 when it did); a peek's: one unit
     degraded: bool  # counted per process: the shared store failed
 
 
 def _decide(passes: int, ahead: int, interval: int, limit: int, cost: int, degraded: bool) -> Decision:
     capacity = limit * interval
     remaining = max(0, min(limit, (capacity - ahead) // interval))
-    wait = 0.0 if passes else (ahead + cost * interval - capacity) / MICROS
-    return Decision(bool(passes), remaining, ahead / MICROS, wait, degraded)
+    # Refused, or a peek (cost 0): the time until ``cost`` units (a peek: one) fit.
+    wait = 0 if passes and cost else max(0, ahead + max(cost, 1) * interval - capacity)
+    return Decision(bool(passes), remaining, ahead / MICROS, wait / MICROS, degraded)
 
 
 class MemoryTable:

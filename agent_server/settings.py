@@ -69,7 +69,7 @@ class Settings(BaseSettings):
         default=6000, ge=1, description="Per-key limit of a negotiated plan whose tenant has no override."
     )
 
-    # Public site API (docs/public-api.md). Limits are per client IP and fixed window.
+    # Public site API (docs/public-api.md). Limits are per client IP (GCRA).
     kv_prefix: str = Field(default="agentgate:", description="Prefix of every Redis key of this deployment.")
     chat_token_secret: SecretStr | None = Field(default=None, description="Default: generated in data_dir.")
     chat_token_ttl_seconds: int = Field(default=3600, ge=60)
@@ -205,6 +205,24 @@ class Settings(BaseSettings):
     )
     mcp_progress_seconds: float = Field(
         default=2.0, gt=0, description="Interval of progress notifications while a long tool runs."
+    )
+
+    # The contract's neutral names as this deployment spells them (docs/deployment.md, "Names").
+    office_suite_path_segment: str = Field(
+        default="office_suite",
+        pattern=r"^[a-z][a-z0-9_-]{1,39}$",
+        description="The office-suite connector routes: /admin/<segment>/...",
+    )
+    search_provider_path_segment: str = Field(
+        default="search_provider",
+        pattern=r"^[a-z][a-z0-9_-]{1,39}$",
+        description="The search-provider connector routes: /admin/<segment>/...",
+    )
+    header_prefix: str = Field(
+        default="X-Platform-",
+        pattern=r"^[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*-$",
+        max_length=40,
+        description="Of the service's own headers: <prefix>Token (chat proxy), <prefix>Signature (webhooks).",
     )
 
     # Discovery, versioning and probes (docs/discovery.md).

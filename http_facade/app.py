@@ -42,10 +42,12 @@ from http_facade.routes import (
 from http_facade.routes import mcp as mcp_routes
 from http_facade.routes import tools as tool_routes
 from http_facade.routes.account_routers import ACCOUNT_ROUTERS
+from http_facade.routes.admin_connectors import install_connectors
 from http_facade.routes.admin_routers import ADMIN_ROUTERS, AuditMiddleware, admin_running
 from http_facade.routes.billing_routers import install_billing
 from http_facade.routes.internal_rpc import install_internal_rpc
 from http_facade.routes.mcp_fast import fast_path as mcp_fast_path
+from http_facade.routes.site_chat import chat_router
 from http_facade.routes.site_routers import SITE_ROUTERS
 from tools import build_registry
 from wellknown.mcp import MCP_PATH, mcp_manifest
@@ -151,8 +153,10 @@ def create_app(
     app.include_router(admin_keys.router)
     for admin_router in ADMIN_ROUTERS:
         app.include_router(admin_router)
+    install_connectors(app, settings)  # /admin/<office_suite>/..., /admin/<search_provider>/...
     for account_router in ACCOUNT_ROUTERS:
         app.include_router(account_router)
+    app.include_router(chat_router(settings))  # its token header: <header_prefix>Token
     for site_router in SITE_ROUTERS:
         app.include_router(site_router)
     app.include_router(wellknown.router)

@@ -1,7 +1,10 @@
-"""``agentgate serve``'s address: bound before anything else happens, then handed to uvicorn.
+"""``agentgate serve``'s address: bound and listening before anything else happens, then handed
+to uvicorn.
 
-A busy port is one clear error line before a migration runs or a banner is printed, and the
-first-start banner (printed while the app starts) appears only once the address is ours.
+A busy port is one clear error line before a migration runs or a banner is printed. The socket
+listens from the bind on, so a client that connects as soon as the banner appears waits in the
+backlog until the app has started, instead of being refused; the same socket is what every worker
+serves, so nothing queued there is dropped.
 """
 
 from __future__ import annotations
@@ -18,8 +21,11 @@ class ListenError(RuntimeError):
     """The address cannot be bound; the message says which and why."""
 
 
+BACKLOG = 2048  # uvicorn's default: connections queue here while the app starts
+
+
 def bind_listener(host: str, port: int) -> socket.socket:
-    """A bound (not yet listening) TCP socket on host:port, as uvicorn would bind it."""
+    """A TCP socket bound to host:port and listening, as uvicorn would bind it."""
     listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart needs no TIME_WAIT pause
     try:
@@ -28,6 +34,7 @@ def bind_listener(host: str, port: int) -> socket.socket:
         listener.close()
         reason = "the port is already in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
         raise ListenError(f"cannot listen on {host}:{port}: {reason}") from None
+    listener.listen(BACKLOG)
     listener.set_inheritable(True)  # the worker processes serve it too
     return listener
 
@@ -45,13 +52,18 @@ def run_uvicorn(listener: socket.socket, app: str, **options: Any) -> int:
     """Serve ``app`` with uvicorn on ``listener``; 1 when the app failed to start."""
     import uvicorn
 
-    if options.get("workers", 1) > 1:
-        # uvicorn's supervisor binds in its parent before any worker starts the app; it is given the
-        # address (free again an instant later) rather than the socket through its internal API.
-        listener.close()
-        uvicorn.run(app, **options)
+    from http_facade.http_protocol import IMPORT_PATH
+
+    # Bounded request heads (431, 414); an import string, so that spawned workers load it too.
+    config = uvicorn.Config(app, backlog=BACKLOG, http=IMPORT_PATH, **options)
+    if config.workers > 1:
+        from uvicorn.supervisors import Multiprocess
+
+        # What uvicorn.run does for workers, with our listening socket instead of a second bind:
+        # connections already queued on it are served by the workers, not refused by a close.
+        Multiprocess(config, sockets=[listener]).run()
         return 0
-    server = uvicorn.Server(uvicorn.Config(app, **options))
+    server = uvicorn.Server(config)
     with contextlib.suppress(KeyboardInterrupt):  # re-raised by uvicorn after its graceful shutdown
         server.run(sockets=[listener])
     return 0 if server.started else 1

@@ -57,6 +57,7 @@ def admin_services(services: Services) -> AdminServices:
             guard,
             timeout=settings.webhook_timeout_seconds,
             retry_hours=settings.webhook_retry_hours,
+            header_prefix=settings.header_prefix,
         ),
         thresholds=ThresholdMonitor(db, clock, services.events),
         audit=AuditLog(

@@ -3,7 +3,8 @@
 Every model call of the public site (chat proxy, ask's LLM route, ask jobs) goes through
 ``SiteLLM``, an ``LLMBackend`` that admits a call only while both budgets have room and counts the
 tokens the call used. When a budget is spent the call fails with 503 ``site_budget_exhausted`` and
-``Retry-After`` (the site, not the caller, is out of capacity); FAQ and weather answers need no
+``Retry-After``, the seconds until the next call is admitted, as on every 429 (the site, not the
+caller, is out of capacity); FAQ and weather answers need no
 model and keep working. Token counting happens after the call, so calls already in flight may
 overshoot the daily budget by at most their own size (bounded by the per-minute budget).
 """
@@ -33,17 +34,17 @@ class SiteLLM:
         if spent.remaining <= 0:
             raise Unavailable(
                 f"The site's daily model budget ({self.tokens.limit} tokens) is spent; FAQ and weather "
-                f"questions still work. Retry in {spent.reset} s or use the gateway with your own key.",
+                f"questions still work. Retry in {spent.retry_after} s or use the gateway with your own key.",
                 code="site_budget_exhausted",
-                retry_after=spent.reset,
+                retry_after=spent.retry_after,
             )
         calls = await self.limiter.hit(self.requests, SUBJECT)
         if not calls.allowed:
             raise Unavailable(
                 f"The site's model budget of {self.requests.limit} calls per {self.requests.window} s "
-                f"is spent; FAQ and weather questions still work. Retry in {calls.reset} s.",
+                f"is spent; FAQ and weather questions still work. Retry in {calls.retry_after} s.",
                 code="site_budget_exhausted",
-                retry_after=calls.reset,
+                retry_after=calls.retry_after,
             )
 
     async def record(self, usage: Usage | None) -> None:

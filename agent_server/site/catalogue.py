@@ -25,6 +25,7 @@ DISCOVERY_DOCUMENTS = [
     "/.well-known/agent.json",
     "/AGENTS.md",
 ]
+DEFAULT_HEADER_PREFIX = "X-Platform-"  # the contract's spelling; settings.header_prefix maps it
 ENDPOINTS = [
     ("ask", "POST", "/api/ask.php", "Ask a question; SSE with Prefer: streaming."),
     ("ask_describe", "GET", "/api/ask.php", "How to call ask: schema, examples, streaming."),
@@ -86,6 +87,10 @@ def discovery_call(pack: ContentPack, revision: int, base_url: str) -> dict[str,
     }
 
 
+def _named(text: str, settings: Settings) -> str:
+    return text.replace(DEFAULT_HEADER_PREFIX, settings.header_prefix)
+
+
 def site_meta(
     pack: ContentPack, settings: Settings, revision: int, api_version: str, limits: dict[str, Any]
 ) -> dict[str, Any]:
@@ -104,7 +109,8 @@ def site_meta(
         "nlweb_version": "0.1",
         "content_revision": revision,
         "endpoints": [
-            {"name": n, "method": m, "url": base + p, "description": d} for n, m, p, d in ENDPOINTS
+            {"name": n, "method": m, "url": base + p, "description": _named(d, settings)}
+            for n, m, p, d in ENDPOINTS
         ],
         "catalogues": {name: base + path for name, path in CATALOGUE_PATHS.items()},
         "discovery": [base + path for path in DISCOVERY_DOCUMENTS],

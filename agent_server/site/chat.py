@@ -46,7 +46,7 @@ class PublicChatRequest(BaseModel):
     session_token: str = Field(
         min_length=1,
         max_length=1000,
-        description="The token of ?action=token, also sent as X-Platform-Token.",
+        description="The token of ?action=token, also sent in the header that answer names.",
     )
 
 

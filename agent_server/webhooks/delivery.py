@@ -28,7 +28,7 @@ from agent_server.errors import AgentError
 from agent_server.instruments import INSTRUMENTS
 from agent_server.storage.db import Database
 from agent_server.webhooks.repository import utc
-from agent_server.webhooks.signing import signature_headers
+from agent_server.webhooks.signing import HEADER_PREFIX, signature_headers
 from agent_server.webhooks.tables import (
     DELIVERY_DELIVERED,
     DELIVERY_FAILED,
@@ -80,11 +80,13 @@ class DeliveryWorker:
         batch: int = 20,
         concurrency: int = 8,
         rng: random.Random | None = None,
+        header_prefix: str = HEADER_PREFIX,
     ) -> None:
         self.db, self.box, self.clock, self.guard = db, box, clock, guard
         self.timeout, self.retry_window = timeout, retry_hours * 3600
         self.lease_seconds, self.batch = lease_seconds, batch
         self.rng = rng or random.Random()
+        self.header_prefix = header_prefix  # of the <prefix>Signature header
         self.worker_id = "wrk_" + secrets.token_hex(8)
         self._semaphore = asyncio.Semaphore(concurrency)
         self._wake = asyncio.Event()
@@ -167,7 +169,9 @@ class DeliveryWorker:
         except AgentError as exc:
             return AttemptResult(None, elapsed(), exc.message[:300])
         body = delivery.payload.encode()
-        headers = signature_headers(secret, delivery.event_id, int(self.clock.now()), body)
+        headers = signature_headers(
+            secret, delivery.event_id, int(self.clock.now()), body, self.header_prefix
+        )
         headers["user-agent"] = USER_AGENT
         try:
             async with (

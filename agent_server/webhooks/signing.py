@@ -1,4 +1,5 @@
-"""Webhook signatures: Standard Webhooks (``webhook-*`` headers) and the simple ``X-Platform-Signature``.
+"""Webhook signatures: Standard Webhooks (``webhook-*`` headers) and the simple ``X-Platform-Signature``
+(``<settings.header_prefix>Signature`` where a deployment renames the prefix).
 
 Standard Webhooks signs ``{webhook-id}.{webhook-timestamp}.{body}`` with the secret's decoded bytes,
 so receivers can refuse replays (timestamp tolerance) and de-duplicate (the id). The simple header
@@ -13,6 +14,7 @@ import hmac
 import secrets
 
 SECRET_PREFIX = "whsec_"
+HEADER_PREFIX = "X-Platform-"  # the contract's spelling, unless settings.header_prefix maps it
 SECRET_BYTES = 32  # Standard Webhooks asks for 24-64 random bytes
 TOLERANCE_SECONDS = 300
 
@@ -38,14 +40,16 @@ def standard_signature(secret: str, msg_id: str, timestamp: int, body: bytes) ->
     return "v1," + base64.b64encode(digest).decode()
 
 
-def signature_headers(secret: str, msg_id: str, timestamp: int, body: bytes) -> dict[str, str]:
+def signature_headers(
+    secret: str, msg_id: str, timestamp: int, body: bytes, header_prefix: str = HEADER_PREFIX
+) -> dict[str, str]:
     """Every header a delivery carries; the timestamp is the one of this attempt."""
     return {
         "content-type": "application/json",
         "webhook-id": msg_id,
         "webhook-timestamp": str(timestamp),
         "webhook-signature": standard_signature(secret, msg_id, timestamp, body),
-        "x-platform-signature": platform_signature(secret, body),
+        f"{header_prefix}Signature".lower(): platform_signature(secret, body),
     }
 
 

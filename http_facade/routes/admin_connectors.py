@@ -1,21 +1,23 @@
 """Connector routes of spec 4.4, generated once per kind from agent_server/admin/connectors.py.
 
-``/admin/office_suite/...`` has per-user *bindings* (created with POST, rotated, deleted);
-``/admin/search_provider/...`` has per-user *keys* (issued by rotate, deleted). Everything is
-scoped to the caller's tenant; a user id of another tenant answers 404.
+``/admin/<office_suite>/...`` has per-user *bindings* (created with POST, rotated, deleted);
+``/admin/<search_provider>/...`` has per-user *keys* (issued by rotate, deleted). The path segments
+are the settings ``office_suite_path_segment`` and ``search_provider_path_segment`` (the contract's
+neutral names by default), so ``connectors_router(settings)`` builds the routes per app. Everything
+is scoped to the caller's tenant; a user id of another tenant answers 404. Every POST and PATCH
+takes a required JSON object body (spec 4.4), ``{}`` where nothing more is needed.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Request, Response, status
+from fastapi import APIRouter, Body, FastAPI, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_server.admin.connectors import KINDS, ConnectorKind
+from agent_server.settings import Settings
 from http_facade.routes.admin_common import ActorDep, AdminDep, audit_note
-
-router = APIRouter(tags=["admin: connectors"])
 
 
 class BindingCreate(BaseModel):
@@ -25,10 +27,64 @@ class BindingCreate(BaseModel):
     label: str = Field(default="", max_length=200)
 
 
-def _routes(kind: ConnectorKind) -> None:
-    base = f"/admin/{kind.name}"
+class ProvisionRequest(BaseModel):
+    """Nothing to choose yet: the managed configuration is the kind's default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class RotateRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(default="", max_length=200, description="A new label; empty keeps the current one.")
+
+
+def path_segments(settings: Settings) -> dict[str, str]:
+    """Connector kind -> its path segment under /admin/ in this deployment."""
+    return {
+        "office_suite": settings.office_suite_path_segment,
+        "search_provider": settings.search_provider_path_segment,
+    }
+
+
+def install_connectors(app: FastAPI, settings: Settings) -> None:
+    """Include the connector routes, after every other /admin router: a segment that another
+    /admin route already uses (``webhooks``, ``sso``, ...) is refused at start, not shadowed."""
+    from fastapi.routing import iter_route_contexts
+
+    taken = {"connectors"}
+    for context in iter_route_contexts(app.routes):  # included routers' routes too
+        parts = str(context.path_format or "").split("/")
+        if len(parts) > 2 and parts[1] == "admin":
+            taken.add(parts[2])
+    clash = sorted(set(path_segments(settings).values()) & taken)
+    if clash:
+        raise ValueError(f"connector path segment(s) {clash} already name other /admin routes")
+    app.include_router(connectors_router(settings))
+
+
+def connectors_router(settings: Settings) -> APIRouter:
+    """Every connector route, under the path segments this deployment names."""
+    segments = path_segments(settings)
+    if len(set(segments.values())) != len(segments):
+        raise ValueError(f"the connector path segments must differ: {segments}")
+    router = APIRouter(tags=["admin: connectors"])
+    for kind in KINDS.values():
+        _routes(router, kind, segments[kind.name])
+    router.add_api_route(
+        "/admin/connectors/health",
+        connectors_health,
+        methods=["GET"],
+        tags=["admin: connectors"],
+        summary="Health of the tenant's connectors",
+    )
+    return router
+
+
+def _routes(router: APIRouter, kind: ConnectorKind, segment: str) -> None:
+    base = f"/admin/{segment}"
     cred = kind.credential
-    tag = f"admin: {kind.name}"
+    tag = f"admin: {segment}"
 
     @router.get(f"{base}/managed-status", tags=[tag], name=f"{kind.name}_managed_status")
     async def managed_status(actor: ActorDep, admin: AdminDep) -> dict[str, Any]:
@@ -41,11 +97,7 @@ def _routes(kind: ConnectorKind) -> None:
         responses={201: {"description": "Provisioned by this call (200: it already was)."}},
     )
     async def auto_provision(
-        actor: ActorDep,
-        admin: AdminDep,
-        request: Request,
-        response: Response,
-        body: Annotated[dict[str, Any] | None, Body()] = None,
+        body: ProvisionRequest, actor: ActorDep, admin: AdminDep, request: Request, response: Response
     ) -> dict[str, Any]:
         view, created = await admin.connectors.auto_provision(actor.tenant_id, kind)
         response.status_code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
@@ -91,9 +143,9 @@ def _routes(kind: ConnectorKind) -> None:
 
     @router.post(f"{base}/{cred}/{{userId}}/rotate", tags=[tag], name=f"{kind.name}_{cred}_rotate")
     async def rotate_credential(
-        userId: str, actor: ActorDep, admin: AdminDep, request: Request
+        userId: str, body: RotateRequest, actor: ActorDep, admin: AdminDep, request: Request
     ) -> dict[str, Any]:
-        view = await admin.connectors.issue(actor.tenant_id, kind, userId, rotate=True)
+        view = await admin.connectors.issue(actor.tenant_id, kind, userId, body.label, rotate=True)
         audit_note(request, action=f"{kind.name}.{cred}.rotate", target=userId)
         return view
 
@@ -106,13 +158,6 @@ def _routes(kind: ConnectorKind) -> None:
         return {"user_id": userId, "deleted": True}
 
 
-for _kind in KINDS.values():
-    _routes(_kind)
-
-
-@router.get(
-    "/admin/connectors/health", tags=["admin: connectors"], summary="Health of the tenant's connectors"
-)
 async def connectors_health(actor: ActorDep, admin: AdminDep) -> dict[str, Any]:
     report = await admin.connectors.health(actor.tenant_id)
     healthy = all(item["status"] in ("ok", "not_configured", "disabled") for item in report)

@@ -1,11 +1,11 @@
-"""Every router of the administration surface (issue 6), for ``create_app`` to include in one loop."""
+"""Every router of the administration surface (issue 6), for ``create_app`` to include in one loop;
+the connector routes follow the deployment's path segments (``admin_connectors.install_connectors``)."""
 
 from __future__ import annotations
 
 from agent_server.admin.wiring import admin_running
 from http_facade.routes import (
     admin_audit,
-    admin_connectors,
     admin_csp,
     admin_platform,
     admin_playground,
@@ -19,7 +19,6 @@ ADMIN_ROUTERS = (
     admin_routing.router,
     admin_playground.router,
     admin_csp.router,
-    admin_connectors.router,
     admin_audit.router,
     admin_platform.router,
 )

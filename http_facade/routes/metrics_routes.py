@@ -98,7 +98,7 @@ async def metrics_prometheus(request: Request, settings: SettingsDep) -> Respons
         _check_token(request.headers.get("authorization", ""), settings.metrics_token.get_secret_value())
     state = process_state(request.app.state.metrics)
     share: MetricsShare | None = getattr(request.app.state, SHARE_KEY, None)
-    merged = merge([state, *share.others()] if share is not None else [state])
+    merged = merge(share.gather(state) if share is not None else [state])
     body, content_type = render(
         merged, settings.service_name.replace("-", "_"), request.headers.get("accept")
     )

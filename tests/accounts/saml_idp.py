@@ -8,6 +8,10 @@ with ``cryptography``. ``Behaviour`` decides what the next response asserts, and
 a test wants it wrong: unsigned, changed after signing, signed with SHA-1, or with an assertion
 changed before signing (audience, validity). ``SamlWorld`` runs the app under test beside it, with
 the test client as the browser between them.
+
+It signs with the service's own signxml backend by default (nothing to install), or with the
+``xmlsec1`` program (``signer="xmlsec1"``, pysaml2's default backend) where that is installed, so a
+signature made by another implementation is checked too.
 """
 
 from __future__ import annotations
@@ -35,11 +39,14 @@ from saml2.config import IdPConfig
 from saml2.metadata import create_metadata_string
 from saml2.samlp import STATUS_AUTHN_FAILED
 from saml2.server import Server
+from signxml import DigestAlgorithm, SignatureMethod, XMLSigner
+from signxml.algorithms import CanonicalizationMethod
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from agent_server.accounts.sso.saml_crypto import CONFIG_VALUE, SignXmlBackend, use_signxml
 from agent_server.accounts.tables import TenantDomain
 from agent_server.clock import ManualClock
 from agent_server.gateway import repository as repo
@@ -52,7 +59,7 @@ PASSWORD_CONTEXT = {"class_ref": "urn:oasis:names:tc:SAML:2.0:ac:classes:Passwor
 
 
 def self_signed(directory: Path, common_name: str) -> tuple[Path, Path]:
-    """An RSA key and a self-signed certificate for it, as PEM files (what xmlsec1 reads)."""
+    """An RSA key and a self-signed certificate for it, as PEM files."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     now = datetime.now(UTC)
@@ -93,6 +100,20 @@ class Behaviour:
     refuse: str | None = None  # answer an error Response (status AuthnFailed) with this message
 
 
+class LegacySigner(XMLSigner):
+    def check_deprecated_methods(self) -> None:
+        """An IdP that still signs with SHA-1, which signxml refuses by default (the test wants it)."""
+
+
+class LegacyBackend(SignXmlBackend):
+    def signer(self, *, method: str, digest: str, c14n: str) -> XMLSigner:
+        return LegacySigner(
+            signature_algorithm=SignatureMethod(method),
+            digest_algorithm=DigestAlgorithm(digest),
+            c14n_algorithm=CanonicalizationMethod(c14n),
+        )
+
+
 class HookedServer(Server):
     """pysaml2's IdP, with one hook: a test may change the assertion before it is signed."""
 
@@ -108,6 +129,7 @@ class HookedServer(Server):
 @dataclass
 class SamlIdp:
     directory: Path
+    signer: Literal["signxml", "xmlsec1"] = "signxml"
     port: int = field(default_factory=free_port)
     behaviour: Behaviour = field(default_factory=Behaviour)
     trusted: list[str] = field(default_factory=list)  # metadata XML of the service providers it serves
@@ -132,6 +154,8 @@ class SamlIdp:
                 "service": {"idp": idp},
                 "key_file": str(self.key_file),
                 "cert_file": str(self.cert_file),
+                # xmlsec1: pysaml2's default backend and the program; else the service's own.
+                **({} if self.signer == "xmlsec1" else {"crypto_backend": CONFIG_VALUE}),
                 "metadata": {"inline": list(self.trusted)} if self.trusted else {},
             }
         )
@@ -146,7 +170,10 @@ class SamlIdp:
     def server(self) -> HookedServer:
         """pysaml2's IdP for the service providers trusted now (built once per change: ~130 ms)."""
         if self._server is None or self._server_trusts != self.trusted:
-            self._server, self._server_trusts = HookedServer(config=self.config()), list(self.trusted)
+            server = HookedServer(config=self.config())
+            if self.signer == "signxml":
+                use_signxml(server, LegacyBackend())
+            self._server, self._server_trusts = server, list(self.trusted)
         self._server.behaviour = self.behaviour
         return self._server
 

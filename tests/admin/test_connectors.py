@@ -42,7 +42,7 @@ async def test_office_suite_configuration_and_bindings(world: World) -> None:
     listed = (await c.get(f"{base}/bindings", headers=auth)).json()["data"]
     assert listed[0]["user_id"] == member and listed[0]["secret_hint"] == "…" + first_secret[-4:]
     assert first_secret not in str(listed)
-    rotated = (await c.post(f"{base}/bindings/{member}/rotate", headers=auth)).json()
+    rotated = (await c.post(f"{base}/bindings/{member}/rotate", json={}, headers=auth)).json()
     assert rotated["secret"] != first_secret and rotated["rotated_at"]
 
     # At rest every secret is ciphertext.
@@ -67,7 +67,9 @@ async def test_search_provider_auto_provision_and_keys(world: World) -> None:
     again = await c.post(f"{base}/auto-provision", json={}, headers=auth)
     assert again.status_code == 200 and again.json()["provisioned"] is False
     member = world.users["a_member"]
-    issued = await c.post(f"{base}/keys/{member}/rotate", headers=auth)  # rotate issues the first key
+    issued = await c.post(
+        f"{base}/keys/{member}/rotate", json={}, headers=auth
+    )  # rotate issues the first key
     assert issued.status_code == 200 and issued.json()["secret"]
     keys = (await c.get(f"{base}/keys", headers=auth)).json()["data"]
     assert [k["user_id"] for k in keys] == [member] and issued.json()["secret"] not in str(keys)

@@ -90,7 +90,9 @@ async def seed_tenant_a(world: World) -> dict[str, str]:
     ).json()
     await c.post("/admin/search_provider/auto-provision", json={}, headers=auth)
     key = (
-        await c.post("/admin/search_provider/keys/" + world.users["a_member"] + "/rotate", headers=auth)
+        await c.post(
+            "/admin/search_provider/keys/" + world.users["a_member"] + "/rotate", json={}, headers=auth
+        )
     ).json()
     await c.post("/admin/sso/domains", json={"domain": "alpha-sso.example"}, headers=auth)
     api_key, full_key = await world.app.state.gateway.issue_key(world.tenants["a"], "alpha-key", ["chat"])

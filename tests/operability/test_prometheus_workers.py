@@ -4,6 +4,7 @@ it, reports the totals of both; the exposition is refused without the metrics to
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 import uuid
 from pathlib import Path
@@ -96,3 +97,64 @@ async def test_every_scrape_reports_the_totals_of_both_workers(tmp_path: Path, r
         assert refusal.status_code == 401
         assert refusal.headers["WWW-Authenticate"].startswith("Bearer")
         assert refusal.json()["error"]["code"] == "INVALID_METRICS_TOKEN"  # the public-site envelope
+
+
+def counter_samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of the counters and histograms of one scrape, by name and labels."""
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for f in text_string_to_metric_families(text)
+        if f.type in ("counter", "histogram")
+        for s in f.samples
+        if not s.name.endswith("_created")
+    }
+
+
+async def test_no_counter_ever_decreases_whichever_worker_answers(tmp_path: Path, redis_url: str) -> None:
+    """Scrapes during and after traffic, answered by either worker (a connection each), between the
+    workers' flushes: a counter that went down would read as a reset to Prometheus."""
+    env = {
+        "AGENTGATE_REDIS_URL": redis_url,
+        "AGENTGATE_KV_PREFIX": f"ops-mono-{uuid.uuid4().hex[:8]}:",
+        "AGENTGATE_METRICS_TOKEN": TOKEN,
+        "AGENTGATE_METRICS_FLUSH_SECONDS": "5",  # long: scrapes fall between the periodic flushes
+    }
+    with serving(tmp_path, workers=2, **env) as server:
+        key = await server.key()
+        limits = httpx.Limits(max_keepalive_connections=0, max_connections=50)
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        headers = {"Authorization": f"Bearer {key}"}
+        async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=30) as client:
+            await workers_started(client, 2, auth)
+
+            async def traffic() -> None:
+                for _ in range(8):
+                    batch = [client.post(CHAT, json=chat_body(), headers=headers) for _ in range(10)]
+                    assert {a.status_code for a in await asyncio.gather(*batch)} == {200}
+
+            async def scrape() -> str:
+                answer = await client.get("/metrics/prometheus", headers=auth)
+                assert answer.status_code == 200
+                return answer.text
+
+            running = asyncio.create_task(traffic())
+            scrapes = []
+            while not running.done() or len(scrapes) < 12:
+                scrapes.append(await scrape())
+            await running
+            # After the traffic: at least 8 more, until one sees all 80 (within one flush interval).
+            deadline = time.monotonic() + 20
+            for n in itertools.count():
+                scrapes.append(await scrape())
+                seen = chat_requests(families(scrapes[-1])["agentgate_http_requests"])
+                if n >= 7 and seen == 80:
+                    break
+                assert time.monotonic() < deadline, seen
+
+    assert len(scrapes) >= 20
+    previous = counter_samples(scrapes[0])
+    for n, text in enumerate(scrapes[1:], 1):
+        current = counter_samples(text)
+        went_down = {k: (v, current.get(k, 0.0)) for k, v in previous.items() if current.get(k, 0.0) < v}
+        assert not went_down, f"scrape {n}: {went_down}"
+        previous = current

@@ -5,9 +5,9 @@ Flow (docs/accounts.md, "SAML"): ``start`` sends the browser to the IdP with an 
 SAMLResponse to ``finish`` (our ACS), which takes that id from the KV (once: a replayed or unsolicited
 response finds nothing), has the response checked, and provisions the asserted user.
 
-pysaml2 costs about 22 MB and half a second to import, and runs xmlsec1 through temporary files: its
-modules (``saml_client``, ``saml_metadata``, ``saml_response``) are imported on first use and every
-call into them runs in a worker thread, off the event loop.
+pysaml2 costs about 22 MB and half a second to import, and checks signatures with signxml
+(``saml_crypto``): its modules (``saml_client``, ``saml_metadata``, ``saml_response``) are imported
+on first use and every call into them runs in a worker thread, off the event loop.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 PROTOCOL = "saml"
 RELAY_STATE_MAX = 80  # bytes, SAML bindings 3.4.3 and 3.5.3
 # Each start stores a pending request for sso_state_ttl_seconds; this bounds what one address can
-# store (and the xmlsec1 work at the ACS). Generous, since a whole office may share one address.
+# store (and the signature checks at the ACS). Generous, since a whole office may share one address.
 STARTS_PER_IP = Policy("saml-start-ip", 300, 600)
 T = TypeVar("T")
 

@@ -2,12 +2,12 @@
 
 Built per request from the stored IdP metadata (about 3 ms): no state outlives a request, so every
 process and host answers alike; what must outlive one (the AuthnRequest ids we sent) is in the KV.
+Signatures are checked in-process (saml_crypto.py, signxml): no program needs to be installed.
 """
 
 from __future__ import annotations
 
 import logging
-import shutil
 
 from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT, SAMLError
 from saml2.client import Saml2Client
@@ -15,23 +15,14 @@ from saml2.config import SPConfig
 from saml2.saml import NAMEID_FORMAT_EMAILADDRESS
 
 from agent_server.accounts.sso.saml import SpEndpoints
-from agent_server.errors import Conflict, Unavailable
+from agent_server.accounts.sso.saml_crypto import CONFIG_VALUE, use_signxml
+from agent_server.errors import Conflict
 
 CLOCK_SKEW_SECONDS = 60  # NotBefore/NotOnOrAfter tolerance for an IdP whose clock is a little off
 
 # pysaml2 logs whole SAML messages (bearer credentials, e-mail addresses) and tracebacks at ERROR
 # when it refuses one; every refusal is logged once by the caller instead, without the message.
 logging.getLogger("saml2").setLevel(logging.CRITICAL)
-
-
-def xmlsec_binary() -> str:
-    path = shutil.which("xmlsec1")
-    if path is None:
-        raise Unavailable(
-            "SAML sign-in needs the xmlsec1 program on this server (Debian package xmlsec1).",
-            code="saml_xmlsec_missing",
-        )
-    return path
 
 
 def sp_config(endpoints: SpEndpoints, idp_metadata_xml: str | None = None) -> SPConfig:
@@ -52,14 +43,14 @@ def sp_config(endpoints: SpEndpoints, idp_metadata_xml: str | None = None) -> SP
         # Only the certificates of the stored metadata verify signatures, never one the message brings.
         "only_use_keys_in_metadata": True,
         "allow_unknown_attributes": True,  # an IdP may name the address plainly "email"
-        "xmlsec_binary": xmlsec_binary(),
+        "crypto_backend": CONFIG_VALUE,  # replaced by signxml in sp_client (no xmlsec1 program)
         "metadata": {"inline": [idp_metadata_xml]} if idp_metadata_xml else {},
     }
     return SPConfig().load(config)
 
 
 def sp_client(endpoints: SpEndpoints, idp_metadata_xml: str) -> Saml2Client:
-    return Saml2Client(config=sp_config(endpoints, idp_metadata_xml))
+    return use_signxml(Saml2Client(config=sp_config(endpoints, idp_metadata_xml)))
 
 
 def authn_request(

@@ -104,7 +104,7 @@ def read_idp_metadata(xml: str) -> IdpMetadata:
     sso_url = _redirect_sso_url(descriptor)
     try:
         certificates = tuple(_certificate(cert) for _, cert in store.certs(entity_id, "idpsso", "signing"))
-    except KeyError:  # a KeyDescriptor without X509Data (a bare key): nothing xmlsec1 could verify with
+    except KeyError:  # a KeyDescriptor without X509Data (a bare key): nothing to check a signature
         certificates = ()
     if not certificates:
         raise _invalid(

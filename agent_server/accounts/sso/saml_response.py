@@ -1,4 +1,4 @@
-"""Checking a SAMLResponse at our ACS (pysaml2 and xmlsec1, blocking: call from a worker thread).
+"""Checking a SAMLResponse at our ACS (pysaml2 and signxml, blocking: call from a worker thread).
 
 pysaml2 checks the assertion's signature against the stored metadata's certificates, the audience,
 NotBefore/NotOnOrAfter and the bearer SubjectConfirmation (with ``CLOCK_SKEW_SECONDS``), and
