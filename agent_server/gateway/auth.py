@@ -54,6 +54,7 @@ class KeyPrincipal:
     budget: Budget | None = None
     expires_at: float | None = None
     byok: Mapping[str, ProviderCredential] = field(default_factory=dict, repr=False)  # by provider
+    log_bodies_days: int | None = None  # keep request bodies that many days (request_log_bodies.py)
 
 
 class KeyAuthenticator:
@@ -154,6 +155,7 @@ class KeyAuthenticator:
             budget=budget_of(row.budget_period, row.budget_tokens, row.budget_spend),
             expires_at=unix(row.expires_at) if row.expires_at is not None else None,
             byok=self._credentials(row.provider_keys) if row.provider_keys else {},
+            log_bodies_days=row.log_bodies_days,
         )
 
     def _store(self, digest: str, principal: KeyPrincipal | None) -> None:

@@ -40,6 +40,7 @@ class KeyRow:
     budget_spend: int | None = None
     expires_at: datetime | None = None
     provider_keys: tuple[tuple[str, int, str], ...] = ()
+    log_bodies_days: int | None = None
 
 
 async def key_by_digest(db: Database, digest: str) -> KeyRow | None:
@@ -58,6 +59,7 @@ async def key_by_digest(db: Database, digest: str) -> KeyRow | None:
             ApiKey.budget_tokens,
             ApiKey.budget_spend,
             ApiKey.expires_at,
+            ApiKey.log_bodies_days,
         )
         .join(Tenant, Tenant.id == ApiKey.tenant_id)  # type: ignore[arg-type]
         .where(ApiKey.digest == digest)
@@ -89,6 +91,7 @@ async def key_by_digest(db: Database, digest: str) -> KeyRow | None:
         row[10],
         row[11],
         tuple((p, v, e) for p, v, e in provider_keys),
+        row[12],
     )
 
 
@@ -189,7 +192,15 @@ def new_key(
 
 
 # The optional settings a rotation copies to the new key (its spend starts afresh, see docs).
-CARRIED = ("models", "budget_period", "budget_tokens", "budget_spend", "expires_at", "key_metadata")
+CARRIED = (
+    "models",
+    "budget_period",
+    "budget_tokens",
+    "budget_spend",
+    "expires_at",
+    "key_metadata",
+    "log_bodies_days",
+)
 
 
 async def add_key(db: Database, record: ApiKey) -> ApiKey:

@@ -12,6 +12,7 @@ from agent_server.billing.checkout import Checkout
 from agent_server.billing.config import billing_provider
 from agent_server.billing.port import BillingProvider
 from agent_server.context import ANONYMOUS, ToolContext
+from agent_server.gateway.request_log_bodies import BodyRetention
 from agent_server.idempotency import IdempotencyStore
 from agent_server.jobs.queue import make_queue
 from agent_server.jobs.runner import JobRunner
@@ -63,7 +64,10 @@ class Site:
     subscriptions: Subscriptions
 
     def worker(self) -> Consumer:
-        return self.jobs.worker(self.services.settings.job_concurrency, self.idempotency.purge)
+        retention = BodyRetention(self.services.db, self.services.clock)  # the request log's bodies
+        return self.jobs.worker(
+            self.services.settings.job_concurrency, self.idempotency.purge, retention.purge
+        )
 
     async def serve_jobs(self) -> None:
         """A standalone worker (``agentgate worker``): arq's worker on the servers' Redis queue."""
