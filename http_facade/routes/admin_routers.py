@@ -7,6 +7,7 @@ from http_facade.routes import (
     admin_audit,
     admin_connectors,
     admin_csp,
+    admin_logs,
     admin_platform,
     admin_playground,
     admin_routing,
@@ -22,6 +23,7 @@ ADMIN_ROUTERS = (
     admin_connectors.router,
     admin_audit.router,
     admin_platform.router,
+    admin_logs.router,
 )
 
 __all__ = ["ADMIN_ROUTERS", "AuditMiddleware", "admin_running"]

@@ -13,6 +13,7 @@ from http_facade.pages.dashboard import (
     auth,
     billing,
     keys,
+    logs,
     overview,
     passkeys,
     password,
@@ -26,8 +27,8 @@ from http_facade.pages.dashboard import (
 
 AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
-    for area in (auth, register, password, overview, keys, usage, webhooks, playground, routing, audit_log,
-                 passkeys, sso, billing)
+    for area in (auth, register, password, overview, keys, usage, logs, webhooks, playground, routing,
+                 audit_log, passkeys, sso, billing)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()
 for _router in AREA_ROUTERS:

@@ -1,0 +1,216 @@
+"""The request log: a tenant's usage rows, newest first, filtered and paged by a keyset cursor.
+
+Every /v1 and /v2 request after admission is a usage row (``usage.py``), and that row is the log's
+entry: nothing else is written on the request path. ``GET /admin/logs`` and ``/app/logs`` call
+``list_requests``; ``GET /admin/logs/{request_id}`` and its page call ``find_request``.
+
+A page is ``WHERE tenant_id = ? [AND one filter] AND (created_at, id) < cursor ORDER BY created_at
+DESC, id DESC LIMIT n``: one range of an index that starts with the tenant and ends with the order
+(``tables.UsageRecord``), so it costs the same at ten million rows as at ten (docs/request-log.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from sqlalchemy import literal_column, select, tuple_
+from sqlalchemy.sql import Select
+
+from agent_server.errors import NotFound, ValidationFailed
+from agent_server.gateway.key_settings import Moment
+from agent_server.gateway.request_log_bodies import body_of
+from agent_server.gateway.spend import minor
+from agent_server.gateway.tables import ApiKey, RequestBody, UsageRecord, unix
+from agent_server.storage.db import Database
+from agent_server.timeutil import utc
+
+# What the usage rows' ``endpoint`` holds (http_facade/routes/gateway_*.py, admin_playground.py).
+ENDPOINTS = (
+    "chat",
+    "completions",
+    "embeddings",
+    "responses",
+    "messages",
+    "messages.count_tokens",
+    "models",
+    "v2.chat",
+    "v2.models",
+    "playground",
+)
+STATUS_CLASSES = {"2xx": 2, "4xx": 4, "5xx": 5}
+CACHE_BACKEND = "cache"  # response_cache.CACHE_BACKEND: a row answered from the response cache
+PLAYGROUND_KEY = "playground"  # the key id of playground rows (admin_playground.py)
+# The status class as the index ix_usage_records_tenant_class_time spells it: the literal 100 in
+# the SQL (a bound parameter would not match the indexed expression on PostgreSQL).
+_status_class = literal_column("usage_records.status / 100")
+
+
+def _blank_is_none(value: object) -> object:
+    return None if value == "" else value  # an empty field of the page's GET form: no filter
+
+
+class LogFilters(BaseModel):
+    """The list's query parameters; a bad value is a 400 naming it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    key: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
+        default=None, max_length=40, description="Only this key's requests (key_…, or playground)."
+    )
+    model: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
+        default=None, max_length=200, description="Only requests that asked for this model."
+    )
+    status: Annotated[Literal["2xx", "4xx", "5xx"] | None, BeforeValidator(_blank_is_none)] = Field(
+        default=None, description="Only answers of this status class (499, a client that left, is 4xx)."
+    )
+    endpoint: Annotated[Literal[ENDPOINTS] | None, BeforeValidator(_blank_is_none)] = Field(  # type: ignore[valid-type]
+        default=None, description="Only requests of this endpoint (the usage rows' name)."
+    )
+    since: Annotated[Moment | None, BeforeValidator(_blank_is_none)] = Field(
+        default=None, description="From this time on (ISO 8601, UTC without an offset, or Unix seconds)."
+    )
+    until: Annotated[Moment | None, BeforeValidator(_blank_is_none)] = Field(
+        default=None, description="Before this time (ISO 8601, UTC without an offset, or Unix seconds)."
+    )
+    limit: int = Field(default=50, ge=1, le=200, description="Requests per page.")
+    cursor: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
+        default=None, max_length=100, description="next_cursor of the previous page: the older requests."
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LogFilters:
+        if self.since is not None and self.until is not None and self.since >= self.until:
+            raise ValueError("since must be before until")
+        return self
+
+    def query(self) -> dict[str, str]:
+        """The filters (not the cursor) as query parameters, for the next page's link."""
+        values = self.model_dump(exclude={"cursor", "limit"}, exclude_none=True)
+        if self.limit != 50:
+            values["limit"] = self.limit
+        return {name: v.isoformat() if isinstance(v, datetime) else str(v) for name, v in values.items()}
+
+
+def encode_cursor(created_at: datetime, row_id: int) -> str:
+    """The position after a row: its time (microseconds) and id, opaque to clients."""
+    micros = round(unix(created_at) * 1_000_000)
+    return base64.urlsafe_b64encode(f"{micros}.{row_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, int]:
+    try:
+        micros, _, row_id = (
+            base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode().partition(".")
+        )
+        position = int(micros), int(row_id)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise ValidationFailed("cursor is not a next_cursor of this list.", param="cursor") from None
+    if not (0 <= position[0] < 10**17 and 0 <= position[1] < 2**63):
+        raise ValidationFailed("cursor is not a next_cursor of this list.", param="cursor")
+    return utc(position[0] / 1_000_000), position[1]
+
+
+def _rows(tenant_id: str) -> Select[Any]:
+    # The key's name, when the key exists (playground rows have none): a primary-key lookup per row.
+    return (
+        select(UsageRecord, ApiKey.name)
+        .outerjoin(ApiKey, ApiKey.id == UsageRecord.key_id)  # type: ignore[arg-type]
+        .where(UsageRecord.tenant_id == tenant_id)  # type: ignore[arg-type]
+    )
+
+
+async def list_requests(db: Database, tenant_id: str, filters: LogFilters) -> dict[str, Any]:
+    """One page of the tenant's requests, newest first, and the cursor of the next (older) one."""
+    record = UsageRecord
+    query = _rows(tenant_id)
+    if filters.key is not None:
+        query = query.where(record.key_id == filters.key)  # type: ignore[arg-type]
+    if filters.model is not None:
+        query = query.where(record.model == filters.model)  # type: ignore[arg-type]
+    if filters.status is not None:
+        query = query.where(_status_class == STATUS_CLASSES[filters.status])
+    if filters.endpoint is not None:
+        query = query.where(record.endpoint == filters.endpoint)  # type: ignore[arg-type]
+    if filters.since is not None:
+        query = query.where(record.created_at >= filters.since)  # type: ignore[arg-type,operator]
+    if filters.until is not None:
+        query = query.where(record.created_at < filters.until)  # type: ignore[arg-type,operator]
+    if filters.cursor is not None:
+        query = query.where(tuple_(record.created_at, record.id) < tuple_(*decode_cursor(filters.cursor)))
+    order = (record.created_at.desc(), record.id.desc())  # type: ignore[attr-defined,union-attr]
+    query = query.order_by(*order).limit(filters.limit + 1)
+    async with db.session() as session:
+        found = (await session.execute(query)).all()
+    page, more = found[: filters.limit], len(found) > filters.limit
+    last = page[-1][0] if page else None
+    return {
+        "object": "list",
+        "data": [view(row, name) for row, name in page],
+        "has_more": more,
+        "next_cursor": encode_cursor(last.created_at, last.id) if more and last is not None else None,
+    }
+
+
+async def find_request(db: Database, tenant_id: str, request_id: str, now: float) -> dict[str, Any]:
+    """One request with its stored bodies (when its key keeps them and they have not expired). A
+    request id a client reused names its newest request; another tenant's is 404 like a missing one."""
+    query = (
+        _rows(tenant_id)
+        .where(UsageRecord.request_id == request_id)  # type: ignore[arg-type]
+        .order_by(UsageRecord.created_at.desc(), UsageRecord.id.desc())  # type: ignore[attr-defined,union-attr]
+        .limit(1)
+    )
+    async with db.session() as session:
+        found = (await session.execute(query)).first()
+    if found is None:
+        raise NotFound(f"No request {request_id} in this organisation's log.", param="request_id")
+    row, name = found
+    stored = await body_of(db, tenant_id, row.row_token, now) if row.row_token else None
+    return {**view(row, name), "body": body_view(stored)}
+
+
+def view(row: UsageRecord, key_name: str | None) -> dict[str, Any]:
+    """A log entry as the JSON API (and the pages) show it."""
+    micros = row.cost_micros
+    return {
+        "object": "request",
+        "request_id": row.request_id,
+        "created_at": unix(row.created_at),
+        "key": {"id": row.key_id, "name": key_name},
+        "endpoint": row.endpoint,
+        "model": row.model,
+        "model_served": row.model_served,
+        "upstream": row.upstream,
+        "backend": row.backend,
+        "status": row.status,
+        "error_code": row.error_code,
+        "latency_ms": row.latency_ms,
+        "ttft_ms": row.ttft_ms,
+        "stream": row.stream,
+        "cache_hit": row.backend == CACHE_BACKEND,
+        "usage": {
+            "prompt_tokens": row.prompt_tokens,
+            "completion_tokens": row.completion_tokens,
+            "total_tokens": row.prompt_tokens + row.completion_tokens,
+        },
+        "cost": minor(micros) if micros is not None else None,
+        "cost_micros": micros,
+        "currency": row.currency,
+        "api_version": row.api_version,
+        "trace_id": row.trace_id,
+    }
+
+
+def body_view(stored: RequestBody | None) -> dict[str, Any] | None:
+    if stored is None:
+        return None
+    return {
+        "request": stored.request,
+        "response": stored.response,
+        "truncated": stored.truncated,
+        "expires_at": unix(stored.expires_at),
+    }

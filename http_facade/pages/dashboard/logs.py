@@ -1,0 +1,105 @@
+"""The request log: ``/app/logs`` (newest first, filters as a GET form, an "Older" link per page)
+and ``/app/logs/{request_id}`` (every field, the bodies when the key keeps them). Both call what
+``GET /admin/logs`` and ``GET /admin/logs/{request_id}`` call (``agent_server/gateway/request_log.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+from fastapi import Path, Query, Request
+from fastapi.responses import HTMLResponse
+
+from agent_server.gateway.repository import list_keys
+from agent_server.gateway.request_log import (
+    ENDPOINTS,
+    PLAYGROUND_KEY,
+    STATUS_CLASSES,
+    LogFilters,
+    find_request,
+    list_requests,
+)
+from http_facade.pages.dashboard.route import SessionDep, dashboard_router, page, responses
+from http_facade.pages.dashboard.session import APP_PATH
+from http_facade.pages.dashboard.usage import cost_text
+
+router = dashboard_router()
+LOGS_PAGE = f"{APP_PATH}/logs"
+
+
+def short_id(request_id: str | None) -> str:
+    """The first characters of a request id: enough to tell rows apart on a phone."""
+    if not request_id:
+        return "—"
+    return request_id if len(request_id) <= 12 else f"{request_id[:10]}…"
+
+
+def pretty(body: str | None) -> str | None:
+    """A stored body as people read it: JSON indented, anything else (a stream's text) as it is."""
+    if body is None:
+        return None
+    try:
+        return json.dumps(json.loads(body), indent=2, ensure_ascii=False)
+    except ValueError:
+        return body
+
+
+def _cost(entry: dict[str, Any]) -> str:
+    micros, currency = entry["cost_micros"], entry["currency"]
+    return cost_text(micros, currency) if micros and currency else "—"
+
+
+@router.get(
+    LOGS_PAGE, summary="Dashboard: the request log (newest first, filters, paging)", responses=responses()
+)
+async def logs_page(
+    request: Request, session: SessionDep, filters: Annotated[LogFilters, Query()]
+) -> HTMLResponse:
+    gateway = request.app.state.gateway
+    await gateway.usage.flush()  # as the JSON route: a request just answered is listed
+    listed = await list_requests(gateway.db, session.tenant_id, filters)
+    keys = await list_keys(gateway.db, session.tenant_id)
+    query = filters.query()
+    older = None
+    if listed["next_cursor"] is not None:
+        older = f"{LOGS_PAGE}?{urlencode({**query, 'cursor': listed['next_cursor']})}"
+    context = {
+        "filters": filters,
+        "entries": listed["data"],
+        "keys": [(key.id, key.name) for key in keys] + [(PLAYGROUND_KEY, "Playground")],
+        "endpoints": ENDPOINTS,
+        "status_classes": tuple(STATUS_CLASSES),
+        "older": older,
+        "newest": f"{LOGS_PAGE}?{urlencode(query)}" if filters.cursor else None,
+        "since_value": filters.since.strftime("%Y-%m-%dT%H:%M") if filters.since else "",
+        "until_value": filters.until.strftime("%Y-%m-%dT%H:%M") if filters.until else "",
+        "short_id": short_id,
+        "cost": _cost,
+    }
+    return page(request, "logs.html", context, session=session)
+
+
+@router.get(
+    f"{LOGS_PAGE}/{{request_id}}",
+    summary="Dashboard: one request of the log, with its bodies when stored",
+    responses=responses(404),
+)
+async def log_page(
+    request: Request,
+    session: SessionDep,
+    request_id: Annotated[str, Path(min_length=1, max_length=128)],
+) -> HTMLResponse:
+    gateway = request.app.state.gateway
+    await gateway.usage.flush()
+    entry = await find_request(gateway.db, session.tenant_id, request_id, gateway.clock.now())
+    body = entry["body"]
+    context = {
+        "entry": entry,
+        "cost": _cost(entry),
+        "request_body": pretty(body["request"]) if body else None,
+        "response_body": pretty(body["response"]) if body else None,
+        "key_requests": f"{LOGS_PAGE}?{urlencode({'key': entry['key']['id']})}",
+    }
+    return page(request, "logs_detail.html", context, session=session)
