@@ -123,8 +123,8 @@ def _rows(tenant_id: str) -> Select[Any]:
     )
 
 
-async def list_requests(db: Database, tenant_id: str, filters: LogFilters) -> dict[str, Any]:
-    """One page of the tenant's requests, newest first, and the cursor of the next (older) one."""
+def page_query(tenant_id: str, filters: LogFilters) -> Select[Any]:
+    """The statement of one page: one more row than asked, to know whether another page follows."""
     record = UsageRecord
     query = _rows(tenant_id)
     if filters.key is not None:
@@ -142,7 +142,12 @@ async def list_requests(db: Database, tenant_id: str, filters: LogFilters) -> di
     if filters.cursor is not None:
         query = query.where(tuple_(record.created_at, record.id) < tuple_(*decode_cursor(filters.cursor)))
     order = (record.created_at.desc(), record.id.desc())  # type: ignore[attr-defined,union-attr]
-    query = query.order_by(*order).limit(filters.limit + 1)
+    return query.order_by(*order).limit(filters.limit + 1)
+
+
+async def list_requests(db: Database, tenant_id: str, filters: LogFilters) -> dict[str, Any]:
+    """One page of the tenant's requests, newest first, and the cursor of the next (older) one."""
+    query = page_query(tenant_id, filters)
     async with db.session() as session:
         found = (await session.execute(query)).all()
     page, more = found[: filters.limit], len(found) > filters.limit
