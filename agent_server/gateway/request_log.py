@@ -160,17 +160,21 @@ async def list_requests(db: Database, tenant_id: str, filters: LogFilters) -> di
     }
 
 
-async def find_request(db: Database, tenant_id: str, request_id: str, now: float) -> dict[str, Any]:
-    """One request with its stored bodies (when its key keeps them and they have not expired). A
-    request id a client reused names its newest request; another tenant's is 404 like a missing one."""
-    query = (
+def request_query(tenant_id: str, request_id: str) -> Select[Any]:
+    """The newest row of this tenant with this request id (a client may reuse its own ids)."""
+    return (
         _rows(tenant_id)
         .where(UsageRecord.request_id == request_id)  # type: ignore[arg-type]
         .order_by(UsageRecord.created_at.desc(), UsageRecord.id.desc())  # type: ignore[attr-defined,union-attr]
         .limit(1)
     )
+
+
+async def find_request(db: Database, tenant_id: str, request_id: str, now: float) -> dict[str, Any]:
+    """One request with its stored bodies (when its key keeps them and they have not expired). A
+    request id a client reused names its newest request; another tenant's is 404 like a missing one."""
     async with db.session() as session:
-        found = (await session.execute(query)).first()
+        found = (await session.execute(request_query(tenant_id, request_id))).first()
     if found is None:
         raise NotFound(f"No request {request_id} in this organisation's log.", param="request_id")
     row, name = found
