@@ -29,13 +29,6 @@ router = dashboard_router()
 LOGS_PAGE = f"{APP_PATH}/logs"
 
 
-def short_id(request_id: str | None) -> str:
-    """The first characters of a request id: enough to tell rows apart on a phone."""
-    if not request_id:
-        return "—"
-    return request_id if len(request_id) <= 12 else f"{request_id[:10]}…"
-
-
 def pretty(body: str | None) -> str | None:
     """A stored body as people read it: JSON indented, anything else (a stream's text) as it is."""
     if body is None:
@@ -75,7 +68,6 @@ async def logs_page(
         "newest": f"{LOGS_PAGE}?{urlencode(query)}" if filters.cursor else None,
         "since_value": filters.since.strftime("%Y-%m-%dT%H:%M") if filters.since else "",
         "until_value": filters.until.strftime("%Y-%m-%dT%H:%M") if filters.until else "",
-        "short_id": short_id,
         "cost": _cost,
     }
     return page(request, "logs.html", context, session=session)
