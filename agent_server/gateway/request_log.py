@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 from sqlalchemy import literal_column, select, tuple_
 from sqlalchemy.sql import Select
 
@@ -46,6 +46,7 @@ CACHE_BACKEND = "cache"  # response_cache.CACHE_BACKEND: a row answered from the
 PLAYGROUND_KEY = "playground"  # the key id of playground rows (admin_playground.py)
 # The status class as the index ix_usage_records_tenant_class_time spells it: the literal 100 in
 # the SQL (a bound parameter would not match the indexed expression on PostgreSQL).
+EARLIEST, LATEST = datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC)
 _status_class = literal_column("usage_records.status / 100")
 
 
@@ -81,11 +82,20 @@ class LogFilters(BaseModel):
         default=None, max_length=100, description="next_cursor of the previous page: the older requests."
     )
 
-    @model_validator(mode="after")
-    def _ordered(self) -> LogFilters:
-        if self.since is not None and self.until is not None and self.since >= self.until:
-            raise ValueError("since must be before until")
-        return self
+    @field_validator("since", "until")
+    @classmethod
+    def _plausible(cls, value: datetime | None) -> datetime | None:
+        if value is not None and not EARLIEST <= value <= LATEST:
+            raise ValueError("a time between 1970 and 9999 is expected")
+        return value
+
+    @field_validator("until")
+    @classmethod
+    def _after_since(cls, value: datetime | None, info: ValidationInfo) -> datetime | None:
+        since = info.data.get("since")
+        if value is not None and since is not None and since >= value:
+            raise ValueError("until must be after since")
+        return value
 
     def query(self) -> dict[str, str]:
         """The filters (not the cursor) as query parameters, for the next page's link."""
