@@ -216,3 +216,14 @@ async def test_a_client_request_id_names_its_row(harness: Harness) -> None:
     assert answer.headers["x-request-id"] == "order-4711.retry-1"
     shown = await harness.client.get("/admin/logs/order-4711.retry-1", headers=admin.headers)
     assert shown.status_code == 200 and shown.json()["model"] == MODEL
+
+
+async def test_a_model_lookup_that_finds_nothing_is_logged_with_its_code(harness: Harness) -> None:
+    admin = await harness.tenant()
+    _, key = await harness.key(admin)
+    for path in ("/v1/models/no-such-model", "/v2/models/no-such-model"):
+        missing = await harness.client.get(path, headers=key_headers(key))
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "model_not_found"
+    v2, v1 = await listed(harness, admin, status="4xx")
+    assert (v1["endpoint"], v1["error_code"], v1["model"]) == ("models", "model_not_found", "no-such-model")
+    assert (v2["endpoint"], v2["error_code"]) == ("v2.models", "model_not_found")
