@@ -46,6 +46,9 @@ CACHE_BACKEND = "cache"  # response_cache.CACHE_BACKEND: a row answered from the
 PLAYGROUND_KEY = "playground"  # the key id of playground rows (admin_playground.py)
 # The status class as the index ix_usage_records_tenant_class_time spells it: the literal 100 in
 # the SQL (a bound parameter would not match the indexed expression on PostgreSQL).
+NO_CONTROL = r"^[^\x00-\x1f\x7f]+$"  # PostgreSQL text holds no NUL; ids and models hold no control characters
+# What the edge passes on as a request id (agent_server/request_context.py): no other id is in the log.
+REQUEST_ID_PATTERN = r"^[A-Za-z0-9._:/+=@-]{1,128}$"
 EARLIEST, LATEST = datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC)
 _status_class = literal_column("usage_records.status / 100")
 
@@ -60,10 +63,16 @@ class LogFilters(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     key: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
-        default=None, max_length=40, description="Only this key's requests (key_…, or playground)."
+        default=None,
+        max_length=40,
+        pattern=r"^[A-Za-z0-9_]+$",
+        description="Only this key's requests (key_…, or playground).",
     )
     model: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
-        default=None, max_length=200, description="Only requests that asked for this model."
+        default=None,
+        max_length=200,
+        pattern=NO_CONTROL,
+        description="Only requests that asked for this model.",
     )
     status: Annotated[Literal["2xx", "4xx", "5xx"] | None, BeforeValidator(_blank_is_none)] = Field(
         default=None, description="Only answers of this status class (499, a client that left, is 4xx)."

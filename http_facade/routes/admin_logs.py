@@ -11,11 +11,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
-from agent_server.gateway.request_log import LogFilters, find_request, list_requests
+from agent_server.gateway.request_log import REQUEST_ID_PATTERN, LogFilters, find_request, list_requests
 from http_facade.gateway_deps import AdminDep, GatewayDep
 
 router = APIRouter(tags=["admin: request log"])
-RequestId = Annotated[str, Path(min_length=1, max_length=128, description="The request's X-Request-Id.")]
+RequestId = Annotated[str, Path(pattern=REQUEST_ID_PATTERN, description="The request's X-Request-Id.")]
 
 
 @router.get("/admin/logs", summary="The tenant's /v1 and /v2 requests, newest first, with filters")

@@ -170,6 +170,8 @@ async def test_cursor_pages_walk_every_request_once_newest_first(harness: Harnes
         ({"cursor": "bm90IGEgY3Vyc29y"}, "cursor"),  # base64 of text that is no position
         ({"model": "m" * 201}, "model"),
         ({"key": "k" * 41}, "key"),
+        ({"key": "key_1'; --"}, "key"),
+        ({"model": "gpt\x00"}, "model"),
     ],
 )
 async def test_a_bad_query_value_is_a_400_naming_it(
@@ -227,3 +229,9 @@ async def test_a_model_lookup_that_finds_nothing_is_logged_with_its_code(harness
     v2, v1 = await listed(harness, admin, status="4xx")
     assert (v1["endpoint"], v1["error_code"], v1["model"]) == ("models", "model_not_found", "no-such-model")
     assert (v2["endpoint"], v2["error_code"]) == ("v2.models", "model_not_found")
+
+
+async def test_a_request_id_the_edge_would_not_pass_on_is_a_400(harness: Harness) -> None:
+    admin = await harness.tenant()
+    answer = await harness.client.get("/admin/logs/bad%00id", headers=admin.headers)
+    assert answer.status_code == 400 and answer.json()["error"]["param"] == "request_id"

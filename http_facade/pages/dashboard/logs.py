@@ -16,6 +16,7 @@ from agent_server.gateway.repository import list_keys
 from agent_server.gateway.request_log import (
     ENDPOINTS,
     PLAYGROUND_KEY,
+    REQUEST_ID_PATTERN,
     STATUS_CLASSES,
     LogFilters,
     find_request,
@@ -81,7 +82,7 @@ async def logs_page(
 async def log_page(
     request: Request,
     session: SessionDep,
-    request_id: Annotated[str, Path(min_length=1, max_length=128)],
+    request_id: Annotated[str, Path(pattern=REQUEST_ID_PATTERN)],
 ) -> HTMLResponse:
     gateway = request.app.state.gateway
     await gateway.usage.flush()
