@@ -44,12 +44,12 @@ ENDPOINTS = (
 STATUS_CLASSES = {"2xx": 2, "4xx": 4, "5xx": 5}
 CACHE_BACKEND = "cache"  # response_cache.CACHE_BACKEND: a row answered from the response cache
 PLAYGROUND_KEY = "playground"  # the key id of playground rows (admin_playground.py)
-# The status class as the index ix_usage_records_tenant_class_time spells it: the literal 100 in
-# the SQL (a bound parameter would not match the indexed expression on PostgreSQL).
 NO_CONTROL = r"^[^\x00-\x1f\x7f]+$"  # PostgreSQL text holds no NUL; ids and models hold no control characters
 # What the edge passes on as a request id (agent_server/request_context.py): no other id is in the log.
 REQUEST_ID_PATTERN = r"^[A-Za-z0-9._:/+=@-]{1,128}$"
 EARLIEST, LATEST = datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC)
+# The status class as the index ix_usage_records_tenant_class_time spells it: the literal 100 in
+# the SQL (a bound parameter would not match the indexed expression on PostgreSQL).
 _status_class = literal_column("usage_records.status / 100")
 
 
