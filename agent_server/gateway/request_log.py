@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -48,13 +49,21 @@ NO_CONTROL = r"^[^\x00-\x1f\x7f]+$"  # PostgreSQL text holds no NUL; ids and mod
 # What the edge passes on as a request id (agent_server/request_context.py): no other id is in the log.
 REQUEST_ID_PATTERN = r"^[A-Za-z0-9._:/+=@-]{1,128}$"
 EARLIEST, LATEST = datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC)
+RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?(Z|z|[+-]\d\d:\d\d)").fullmatch
 # The status class as the index ix_usage_records_tenant_class_time spells it: the literal 100 in
 # the SQL (a bound parameter would not match the indexed expression on PostgreSQL).
 _status_class = literal_column("usage_records.status / 100")
 
 
-def _blank_is_none(value: object) -> object:
-    return None if value == "" else value  # an empty field of the page's GET form: no filter
+def _rfc3339(value: object) -> object:
+    # What the document's ``format: date-time`` says, no more: pydantic alone would also take Unix
+    # seconds and dates without a time.
+    if isinstance(value, str) and not RFC3339(value):
+        raise ValueError("expected a date and time such as 2026-05-18T10:00:00Z")
+    return value
+
+
+Time = Annotated[Moment, BeforeValidator(_rfc3339)]
 
 
 class LogFilters(BaseModel):
@@ -62,32 +71,30 @@ class LogFilters(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    key: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
+    key: str | None = Field(
         default=None,
         max_length=40,
         pattern=r"^[A-Za-z0-9_]+$",
         description="Only this key's requests (key_…, or playground).",
     )
-    model: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
+    model: str | None = Field(
         default=None,
         max_length=200,
         pattern=NO_CONTROL,
         description="Only requests that asked for this model.",
     )
-    status: Annotated[Literal["2xx", "4xx", "5xx"] | None, BeforeValidator(_blank_is_none)] = Field(
+    status: Literal["2xx", "4xx", "5xx"] | None = Field(
         default=None, description="Only answers of this status class (499, a client that left, is 4xx)."
     )
-    endpoint: Annotated[Literal[ENDPOINTS] | None, BeforeValidator(_blank_is_none)] = Field(  # type: ignore[valid-type]
+    endpoint: Literal[ENDPOINTS] | None = Field(  # type: ignore[valid-type]
         default=None, description="Only requests of this endpoint (the usage rows' name)."
     )
-    since: Annotated[Moment | None, BeforeValidator(_blank_is_none)] = Field(
-        default=None, description="From this time on (ISO 8601, UTC without an offset, or Unix seconds)."
+    since: Time | None = Field(
+        default=None, description="From this time on (RFC 3339: 2026-05-18T10:00:00Z)."
     )
-    until: Annotated[Moment | None, BeforeValidator(_blank_is_none)] = Field(
-        default=None, description="Before this time (ISO 8601, UTC without an offset, or Unix seconds)."
-    )
+    until: Time | None = Field(default=None, description="Before this time (RFC 3339).")
     limit: int = Field(default=50, ge=1, le=200, description="Requests per page.")
-    cursor: Annotated[str | None, BeforeValidator(_blank_is_none)] = Field(
+    cursor: str | None = Field(
         default=None, max_length=100, description="next_cursor of the previous page: the older requests."
     )
 

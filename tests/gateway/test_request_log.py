@@ -5,6 +5,7 @@ cursor paging, bad query values as 400s naming them, and tenants kept apart."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -106,7 +107,7 @@ async def test_filters_narrow_the_list(harness: Harness) -> None:
     two_id, two = await harness.key(admin, ("chat", "embeddings"))
     await harness.chat(one)
     harness.clock.advance(60)
-    middle = harness.clock.now()
+    middle = datetime.fromtimestamp(harness.clock.now(), UTC).isoformat()
     await harness.chat(two, model="agentgate-mock-large")
     await harness.chat(two, model="no-such-model")  # 400 model_not_found
     embedded = await harness.client.post(
@@ -124,7 +125,7 @@ async def test_filters_narrow_the_list(harness: Harness) -> None:
     assert await listed(harness, admin, status="5xx") == []
     assert [e["endpoint"] for e in await listed(harness, admin, endpoint="embeddings")] == ["embeddings"]
     assert [e["key"]["id"] for e in await listed(harness, admin, until=middle)] == [one_id]
-    assert len(await listed(harness, admin, since=int(middle))) == 3
+    assert len(await listed(harness, admin, since=middle.replace("+00:00", "Z"))) == 3
     assert await listed(harness, admin, key=one_id, since=middle) == []
     assert await listed(harness, admin, key="key_unknown") == []
 
@@ -165,6 +166,11 @@ async def test_cursor_pages_walk_every_request_once_newest_first(harness: Harnes
         ({"since": "yesterday"}, "since"),
         ({"until": "2026-13-01"}, "until"),
         ({"since": "0001-01-01T00:00:00+14:00"}, "since"),
+        ({"since": "1700000000"}, "since"),  # the document says date-time: no Unix seconds
+        ({"since": "2026-05-18"}, "since"),
+        ({"until": "2026-05-18T10:00"}, "until"),
+        ({"status": ""}, "status"),
+        ({"key": ""}, "key"),
         ({"until": -(10**10)}, "until"),
         ({"cursor": "not-a-cursor"}, "cursor"),
         ({"cursor": "bm90IGEgY3Vyc29y"}, "cursor"),  # base64 of text that is no position

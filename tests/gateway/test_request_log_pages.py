@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -78,6 +79,22 @@ async def test_the_log_lists_filters_and_pages_a_tenants_requests(dash: Dash) ->
     assert ROW.findall(second.text) == [ids[0]] and 'data-test="logs-older"' not in second.text
     assert 'data-test="logs-newest"' in second.text
     assert_clean(second)
+
+    # The form's datetime-local fields are minutes in UTC; Older keeps the range.
+    now = datetime.fromtimestamp(dash.clock.now(), UTC)
+    window = {**EMPTY_FORM, "since": (now - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M"), "limit": "2"}
+    ranged = await browser.get(
+        "/app/logs", params={**window, "until": (now + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M")}
+    )
+    assert ranged.status_code == 200 and ROW.findall(ranged.text) == ids[:1:-1]
+    assert f'value="{window["since"]}" data-test="logs-since"' in ranged.text
+    older = re.search(r'href="([^"]+)" data-test="logs-older"', ranged.text)
+    assert older is not None and "since=" in older.group(1)
+    assert ROW.findall((await browser.get(older.group(1).replace("&amp;", "&"))).text) == ids[1::-1]
+    later = await browser.get(
+        "/app/logs", params={**EMPTY_FORM, "since": (now + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")}
+    )
+    assert 'data-test="logs-empty"' in later.text
 
     empty = await browser.get("/app/logs", params={"status": "5xx"})
     assert empty.status_code == 200 and 'data-test="logs-empty"' in empty.text

@@ -6,11 +6,13 @@ and ``/app/logs/{request_id}`` (every field, the bodies when the key keeps them)
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import Path, Query, Request
 from fastapi.responses import HTMLResponse
+from pydantic import ValidationError
 
 from agent_server.gateway.repository import list_keys
 from agent_server.gateway.request_log import (
@@ -22,12 +24,14 @@ from agent_server.gateway.request_log import (
     find_request,
     list_requests,
 )
+from http_facade.errors import validation_error
 from http_facade.pages.dashboard.route import SessionDep, dashboard_router, page, responses
 from http_facade.pages.dashboard.session import APP_PATH
 from http_facade.pages.dashboard.usage import cost_text
 
 router = dashboard_router()
 LOGS_PAGE = f"{APP_PATH}/logs"
+LOCAL_MINUTE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d").fullmatch  # what a datetime-local field sends
 
 
 def pretty(body: str | None) -> str | None:
@@ -45,12 +49,39 @@ def _cost(entry: dict[str, Any]) -> str:
     return cost_text(micros, currency) if micros and currency else "—"
 
 
+def form_filters(values: dict[str, str]) -> LogFilters:
+    """The GET form's fields as the JSON route's filters: an empty field is no filter, and the
+    browser's ``datetime-local`` value (``2026-05-18T10:00``) is that minute in UTC."""
+    given = {name: value for name, value in values.items() if value != ""}
+    for name in ("since", "until"):
+        if LOCAL_MINUTE(given.get(name, "")):
+            given[name] += ":00Z"
+    try:
+        return LogFilters.model_validate(given)
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("query", *e["loc"])} for e in exc.errors(include_url=False)]
+        raise validation_error(errors) from None
+
+
 @router.get(
     LOGS_PAGE, summary="Dashboard: the request log (newest first, filters, paging)", responses=responses()
 )
 async def logs_page(
-    request: Request, session: SessionDep, filters: Annotated[LogFilters, Query()]
+    request: Request,
+    session: SessionDep,
+    key: Annotated[str, Query(max_length=40)] = "",
+    model: Annotated[str, Query(max_length=200)] = "",
+    status: Annotated[str, Query(max_length=3, description="2xx, 4xx or 5xx")] = "",
+    endpoint: Annotated[str, Query(max_length=40)] = "",
+    since: Annotated[str, Query(max_length=40, description="UTC, 2026-05-18T10:00 or RFC 3339")] = "",
+    until: Annotated[str, Query(max_length=40, description="UTC, 2026-05-18T10:00 or RFC 3339")] = "",
+    limit: Annotated[str, Query(max_length=3)] = "",
+    cursor: Annotated[str, Query(max_length=100)] = "",
 ) -> HTMLResponse:
+    filters = form_filters(
+        {"key": key, "model": model, "status": status, "endpoint": endpoint, "since": since,
+         "until": until, "limit": limit, "cursor": cursor}
+    )  # fmt: skip
     gateway = request.app.state.gateway
     await gateway.usage.flush()  # as the JSON route: a request just answered is listed
     listed = await list_requests(gateway.db, session.tenant_id, filters)
