@@ -59,6 +59,7 @@ class KeyPrincipal:
     expires_at: float | None = None
     byok: Mapping[str, ProviderCredential] = field(default_factory=dict, repr=False)  # by provider
     revokes_at: float | None = None  # the end of a rotation's overlap
+    log_bodies_days: int | None = None  # keep request bodies that many days (request_log_bodies.py)
 
 
 class KeyAuthenticator:
@@ -164,6 +165,7 @@ class KeyAuthenticator:
             expires_at=unix(row.expires_at) if row.expires_at is not None else None,
             byok=self._credentials(row.provider_keys) if row.provider_keys else {},
             revokes_at=unix(row.revokes_at) if row.revokes_at is not None else None,
+            log_bodies_days=row.log_bodies_days,
         )
 
     def _store(self, digest: str, principal: KeyPrincipal | None) -> None:

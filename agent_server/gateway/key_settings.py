@@ -13,7 +13,7 @@ import unicodedata
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
 from pydantic_core import PydanticCustomError
 
 from agent_server.errors import ValidationFailed
@@ -131,6 +131,13 @@ class KeyOptions(BaseModel):
         default=None, description="ISO 8601 or Unix seconds; from then on the key is refused (401)."
     )
     metadata: Metadata | None = Field(default=None, description="Free-form, for your own bookkeeping.")
+    log_bodies_days: Annotated[int, Strict()] | None = Field(
+        default=None,
+        ge=1,
+        le=90,
+        description="Keep the request and response bodies of this key's requests in the request log "
+        "for this many days (1-90); null: never store them.",
+    )
 
     def columns(self, only: set[str] | None = None) -> dict[str, Any]:
         """``api_keys`` column values of the fields in ``only`` (all when None)."""
@@ -147,4 +154,6 @@ class KeyOptions(BaseModel):
             values["expires_at"] = self.expires_at
         if "metadata" in wanted:
             values["key_metadata"] = self.metadata
+        if "log_bodies_days" in wanted:
+            values["log_bodies_days"] = self.log_bodies_days
         return values

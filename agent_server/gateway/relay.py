@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 
 from agent_server.errors import AgentError, AuthFailed
 from agent_server.gateway.output_limits import check_output_tokens
+from agent_server.gateway.request_log_bodies import Answer as Said
+from agent_server.gateway.request_log_bodies import body_row, new_token
 from agent_server.gateway.sandbox import check_sandbox_call
 from agent_server.gateway.service import Caller, Gateway
 from agent_server.llm.messages_bridge import relay_for
+from agent_server.llm.router import SERVED, Router
 from agent_server.llm.tokens import estimate
-from agent_server.llm.types import Answer, Call, Chunk, Usage
+from agent_server.llm.types import Answer, Call, Chunk, LLMBackend, Usage
 
 log = logging.getLogger("agentgate.gateway")
 CLIENT_CLOSED = 499  # recorded status of a stream the client left before its end
@@ -31,7 +35,18 @@ KEY_CHECK_SECONDS = 1.0  # a revoked key's running stream ends within this (plus
 
 
 class Exchange:
-    __slots__ = ("backend", "caller", "endpoint", "gateway", "key", "model", "version")
+    __slots__ = (
+        "backend",
+        "call",
+        "caller",
+        "endpoint",
+        "gateway",
+        "key",
+        "model",
+        "served",
+        "ttft",
+        "version",
+    )
 
     def __init__(
         self, gateway: Gateway, caller: Caller, key: str | None, endpoint: str, version: str | None
@@ -39,14 +54,35 @@ class Exchange:
         self.gateway, self.caller, self.key = gateway, caller, key
         self.endpoint, self.version = endpoint, version  # the usage row's endpoint and pinned version
         self.model = self.backend = ""
+        self.call: Call | None = None  # for the stored request body of a key that keeps bodies
+        self.served: LLMBackend | None = None  # the backend that answered (the router's choice)
+        self.ttft: float | None = None  # a stream's milliseconds from admission to its first content
 
     async def refuse(self, err: AgentError) -> AgentError:
         """``err`` with the rate-limit headers, recorded as this request's outcome."""
         err.headers.update(self.caller.headers)
-        await self.record(err.http_status)
+        await self.record(err.http_status, code=err.code, said=err)
         return err
 
-    async def record(self, status: int, usage: Usage | None = None, *, stream: bool = False) -> None:
+    async def record(
+        self,
+        status: int,
+        usage: Usage | None = None,
+        *,
+        stream: bool = False,
+        code: str | None = None,
+        said: Said = None,
+    ) -> None:
+        """The usage row (the request log's entry); ``said`` is the answer, stored as a body only
+        for a key that keeps bodies."""
+        principal, served, token = self.caller.principal, self.served, None
+        if status == 500 and code is None:  # an unexpected failure: the client was told server_error
+            code = AgentError.default_code
+        if principal.log_bodies_days is not None:
+            token = new_token()
+            body = self.call.body if self.call is not None else None
+            now, days = self.gateway.clock.now(), principal.log_bodies_days
+            self.gateway.usage.keep_body(body_row(principal.tenant_id, token, body, said, now, days))
         await self.gateway.record(
             self.caller,
             self.endpoint,
@@ -57,30 +93,40 @@ class Exchange:
             completion_tokens=usage.completion_tokens if usage else 0,
             stream=stream,
             api_version=self.version,
+            error_code=code,
+            ttft_ms=self.ttft,
+            upstream=served.name if served is not None else None,
+            model_served=getattr(served, "models", {}).get(self.model, self.model) if served else None,
+            row_token=token,
         )
 
     async def run(self, call: Call, *, feature: str | None = None) -> Answer | Streamed:
-        self.model = call.model
+        self.model, self.call = call.model, call
         try:
             gateway = self.gateway
             gateway.entitle(self.caller, call.model, stream=call.stream, feature=feature)
             check_output_tokens(gateway.models, call)  # max_tokens within the model's window
             if self.caller.principal.environment == "test":
                 check_sandbox_call(gateway.models, call)  # what a real model would refuse (sandbox.py)
-            llm = relay_for(gateway.llm_for(self.caller.principal, call.model), call)
+            base = gateway.llm_for(self.caller.principal, call.model)
+            llm = relay_for(base, call)
             self.backend = llm.name
             if call.stream:
                 chunks = llm.relay_stream(call)
                 # Awaited before any byte is sent: a failure up to here (unknown model at the
                 # router, upstream down, timeout) still gets its real HTTP status.
-                return Streamed(self, call, await anext(chunks, None), chunks)
+                first = await anext(chunks, None)
+                self.ttft = round((time.perf_counter() - self.caller.started) * 1000, 3)
+                self.served = SERVED.get() if isinstance(base, Router) else base
+                return Streamed(self, call, first, chunks)
             answer = await llm.relay(call)
         except AgentError as err:
             raise await self.refuse(err) from None
         except Exception:
             await self.record(500)
             raise
-        await self.record(200, answer.usage)
+        self.served = SERVED.get() if isinstance(base, Router) else base
+        await self.record(200, answer.usage, said=answer.body)
         return answer
 
 
@@ -104,7 +150,7 @@ class Streamed:
                     yield chunk
 
     async def batches(self) -> AsyncIterator[list[Chunk]]:
-        status, usage, texts = CLIENT_CLOSED, None, []
+        status, usage, texts, code = CLIENT_CLOSED, None, [], None
         rest = self._rest
         self._task = asyncio.current_task()
         if self._exchange.key is not None:
@@ -133,7 +179,7 @@ class Streamed:
                     self._waiting = False
             status = 200
         except AgentError as err:
-            status = err.http_status
+            status, code = err.http_status, err.code
             raise
         except Exception:
             status = 500
@@ -142,8 +188,11 @@ class Streamed:
             self._stop_checks()
             try:
                 # Shielded: a client that went away cancels this generator, and its usage still counts.
-                used = usage or estimate(self._call, "".join(texts))
-                await asyncio.shield(self._exchange.record(status, used, stream=True))
+                keeps = self._exchange.caller.principal.log_bodies_days is not None
+                text = "".join(texts) if usage is None or keeps else ""
+                used = usage or estimate(self._call, text)
+                done = self._exchange.record(status, used, stream=True, code=code, said=text or None)
+                await asyncio.shield(done)
             finally:
                 await rest.aclose()  # type: ignore[attr-defined]
 

@@ -49,6 +49,7 @@ class KeyRow:
     expires_at: datetime | None = None
     provider_keys: tuple[tuple[str, int, str], ...] = ()
     revokes_at: datetime | None = None  # a rotation's overlap: it stops then, with no other event
+    log_bodies_days: int | None = None
 
 
 async def key_by_digest(db: Database, digest: str, now: float) -> KeyRow | None:
@@ -67,6 +68,7 @@ async def key_by_digest(db: Database, digest: str, now: float) -> KeyRow | None:
             ApiKey.budget_tokens,
             ApiKey.budget_spend,
             ApiKey.expires_at,
+            ApiKey.log_bodies_days,
         )
         .join(Tenant, Tenant.id == ApiKey.tenant_id)  # type: ignore[arg-type]
         .where(ApiKey.digest == digest)
@@ -99,6 +101,7 @@ async def key_by_digest(db: Database, digest: str, now: float) -> KeyRow | None:
         row[11],
         tuple((p, v, e) for p, v, e in provider_keys),
         row[4],
+        row[12],
     )
 
 
@@ -199,7 +202,15 @@ def new_key(
 
 
 # The optional settings a rotation copies to the new key (its spend starts afresh, see docs).
-CARRIED = ("models", "budget_period", "budget_tokens", "budget_spend", "expires_at", "key_metadata")
+CARRIED = (
+    "models",
+    "budget_period",
+    "budget_tokens",
+    "budget_spend",
+    "expires_at",
+    "key_metadata",
+    "log_bodies_days",
+)
 
 
 def stop_time(moment: float) -> datetime:

@@ -132,7 +132,7 @@ async def run_cached(
     key = None if bypass else cache.key_for(exchange.caller.principal, exchange.endpoint, call)
     if key is None:
         return await exchange.run(call, feature=feature), BYPASS
-    exchange.model = call.model
+    exchange.model, exchange.call = call.model, call
     try:  # what the plan and key allow is checked before a stored answer is given
         exchange.gateway.entitle(exchange.caller, call.model, stream=False, feature=feature)
     except AgentError as err:
@@ -140,7 +140,7 @@ async def run_cached(
     body = await cache.get(key)
     if body is not None:
         exchange.backend = CACHE_BACKEND
-        await exchange.record(200)  # no tokens: no upstream cost, no quota or budget spent
+        await exchange.record(200, said=body)  # no tokens: no upstream cost, no quota or budget spent
         return Answer(body, {}, _NO_TOKENS), HIT
     answer = await exchange.run(call, feature=feature)
     await cache.put(key, answer.body)  # type: ignore[union-attr]  # not a stream: an Answer

@@ -32,6 +32,7 @@ from agent_server.gateway.tokens import AdminClaims, TokenService, bearer_challe
 from agent_server.gateway.usage import UsageRow, UsageWriter
 from agent_server.instruments import INSTRUMENTS
 from agent_server.llm.types import LLMBackend
+from agent_server.request_context import REQUEST_ID
 from agent_server.services import Services
 from agent_server.storage.kv import RedisKV
 from agent_server.tasks import stop_tasks
@@ -194,9 +195,15 @@ class Gateway:
         completion_tokens: int = 0,
         stream: bool = False,
         api_version: str | None = None,
+        error_code: str | None = None,
+        ttft_ms: float | None = None,
+        upstream: str | None = None,
+        model_served: str | None = None,
+        row_token: str | None = None,
     ) -> None:
         """Queue the request's usage row with its cost, and count it against the key's budget;
-        ``api_version`` is the version the client pinned, if any. Sandbox keys are never charged."""
+        ``api_version`` is the version the client pinned, if any. Sandbox keys are never charged.
+        The row is also the request log's entry (request_log.py), with the edge's request id."""
         principal = caller.principal
         INSTRUMENTS.count_tokens(model, prompt_tokens, completion_tokens)  # the Prometheus token counter
         cost, currency = 0, None
@@ -217,10 +224,15 @@ class Gateway:
                 backend,
                 stream,
                 self.clock.now(),
-                None,  # row_token, set by the writer; positional: keywords cost a NamedTuple ~90 ns
+                row_token,  # None unless a stored body names the row; positional: keywords cost ~90 ns
                 api_version or self.current_version,
                 cost,
                 currency,
+                REQUEST_ID.get(),
+                model_served,
+                upstream,
+                error_code,
+                ttft_ms,
             )
         )
         if principal.budget is not None and (prompt_tokens or completion_tokens):

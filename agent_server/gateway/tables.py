@@ -1,5 +1,6 @@
 """Gateway tables: plans, tenants, users, API keys and usage records (migration 0002_gateway); key
-settings, spend and tenants' own provider keys (migration 0012_keys_spend_byok).
+settings, spend and tenants' own provider keys (migration 0012_keys_spend_byok); the request log's
+columns and stored bodies (migration 0017_request_log).
 
 Times are aware UTC ``datetime`` (SQLModel's UTCDateTime; ``DateTime(timezone=True)`` columns). JSON list columns hold small sets
 (scopes, models, features, permissions) that are always read whole.
@@ -10,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 
@@ -93,14 +94,28 @@ class ApiKey(SQLModel, table=True):
     # The time of the key's newest usage row, set by the usage writer with each batch it writes (so
     # it lags by the writer's interval; migration 0013_key_last_used). Null: never used.
     last_used_at: datetime | None = None
+    # Request and response bodies of this key's requests are kept this many days (1-90); null: never
+    # (docs/request-log.md, migration 0017_request_log).
+    log_bodies_days: int | None = None
 
 
 class UsageRecord(SQLModel, table=True):
-    """One /v1 request, written in batches by the usage writer."""
+    """One /v1 request, written in batches by the usage writer; also the request log's row.
+
+    The log lists a tenant's rows newest first by (created_at, id), filtered by at most a key, a
+    model, a status class or an endpoint: each filter has an index that starts with the tenant and
+    ends with that order, so a page is one index range at any table size (docs/request-log.md).
+    """
 
     __tablename__ = "usage_records"
     __table_args__ = (
-        Index("ix_usage_records_tenant_created", "tenant_id", "created_at"),
+        Index("ix_usage_records_tenant_time", "tenant_id", "created_at", "id"),
+        Index("ix_usage_records_tenant_key_time", "tenant_id", "key_id", "created_at", "id"),
+        Index("ix_usage_records_tenant_model_time", "tenant_id", "model", "created_at", "id"),
+        Index("ix_usage_records_tenant_endpoint_time", "tenant_id", "endpoint", "created_at", "id"),
+        # The status class (2 for 2xx): the expression the log's status filter compares.
+        Index("ix_usage_records_tenant_class_time", "tenant_id", text("(status / 100)"), "created_at", "id"),
+        Index("ix_usage_records_tenant_request", "tenant_id", "request_id"),
         Index("ux_usage_records_row_token", "row_token", unique=True),
     )
 
@@ -126,6 +141,32 @@ class UsageRecord(SQLModel, table=True):
     # rows before migration 0012_keys_spend_byok, 0 / null for sandbox keys and unpriced models.
     cost_micros: int | None = Field(default=None, sa_column=Column(BigInteger))
     currency: str | None = Field(default=None, max_length=3)
+    # The request log (migration 0017_request_log); null on rows written before it. ``model`` is the
+    # model the client asked for; ``model_served`` the id the answering upstream was sent, and
+    # ``upstream`` that backend of the route (``mock`` for the sandbox; a cache hit has none).
+    request_id: str | None = Field(default=None, max_length=128)
+    model_served: str | None = Field(default=None, max_length=200)
+    upstream: str | None = Field(default=None, max_length=100)
+    error_code: str | None = Field(default=None, max_length=64)
+    ttft_ms: float | None = Field(default=None, description="Streams: admission to the first content.")
+    trace_id: str | None = Field(default=None, max_length=40, description="Playground rows: their trace.")
+
+
+class RequestBody(SQLModel, table=True):
+    """The bodies of one logged request, for keys that opted in (``api_keys.log_bodies_days``);
+    deleted by the housekeeping job once ``expires_at`` has passed. The row it belongs to carries
+    the same ``row_token``. Headers are never stored: they hold the credentials."""
+
+    __tablename__ = "request_bodies"
+    __table_args__ = (Index("ix_request_bodies_expires", "expires_at"),)
+
+    row_token: str = Field(primary_key=True, max_length=32)
+    tenant_id: str = Field(max_length=40)
+    request: str | None = Field(default=None, sa_column=Column(Text))
+    response: str | None = Field(default=None, sa_column=Column(Text))
+    truncated: bool = Field(default=False, description="A body was longer than the cap and was cut.")
+    created_at: datetime
+    expires_at: datetime
 
 
 class ProviderKey(SQLModel, table=True):

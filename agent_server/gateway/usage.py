@@ -12,6 +12,11 @@ batches off the hot path (the usage API's report is ``usage_report.py``).
   background task inserts in one statement every ``interval`` seconds (or at ``batch`` rows) and
   at shutdown. A kill -9 loses at most the last ``interval`` (0.5 s) of usage (docs/operations.md).
   The list is bounded: beyond ``max_pending`` rows are dropped and counted, not grown without end.
+
+Every row is also the request log's entry (``request_log.py``). The bodies of a request whose key
+opted in (``keep_body``) wait in this process and are written with its next batch, whether the row
+went to Redis or not; they are diagnostics, so a killed process may lose the last ``interval`` of
+them, never a row.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy import bindparam, insert, or_, update
 
-from agent_server.gateway.tables import ApiKey, UsageRecord
+from agent_server.gateway.tables import ApiKey, RequestBody, UsageRecord
 from agent_server.storage.db import Database
 from agent_server.timeutil import utc
 
@@ -33,6 +38,8 @@ log = logging.getLogger("agentgate.usage")
 USAGE_LOG = "usage:log"
 DRAIN_LOCK = "usage:drain-lock"
 USAGE_TABLE = UsageRecord.__table__  # type: ignore[attr-defined]
+BODY_TABLE = RequestBody.__table__  # type: ignore[attr-defined]
+MAX_PENDING_BODIES = 1_000  # each may be up to two capped bodies (request_log_bodies.MAX_BODY_CHARS)
 _KEYS = ApiKey.__table__  # type: ignore[attr-defined]
 # Only ever forward: a batch of older rows (a drain behind a process's own list) leaves it as is.
 KEY_USED = (
@@ -78,6 +85,14 @@ class UsageRow(NamedTuple):
     api_version: str | None = None
     cost_micros: int = 0  # millionths of a minor unit (model_table.ModelTable.cost)
     currency: str | None = None  # of the cost; None when the model is not priced or the key is a sandbox key
+    # The request log (request_log.py): the edge's request id, the id the answering upstream was
+    # sent and that backend, the error's code, a stream's time to its first content, a trace.
+    request_id: str | None = None
+    model_served: str | None = None
+    upstream: str | None = None
+    error_code: str | None = None
+    ttft_ms: float | None = None
+    trace_id: str | None = None
 
 
 class UsageWriter:
@@ -101,6 +116,8 @@ class UsageWriter:
         self.dropped = 0
         self._outbox: list[UsageRow] = []  # rows of this loop turn, pushed together
         self._sending: asyncio.Task[None] | None = None
+        self._bodies: list[dict[str, Any]] = []  # request_bodies rows of opted-in keys
+        self.bodies_dropped = 0
 
     def record(self, row: UsageRow) -> None:
         """Queue a row in this process (written within ``interval``); no I/O."""
@@ -111,13 +128,21 @@ class UsageWriter:
         if len(self._pending) >= self.batch and self._wake is not None:
             self._wake.set()
 
+    def keep_body(self, body: dict[str, Any]) -> None:
+        """Queue a ``request_bodies`` row (its row carries the same ``row_token``); no I/O."""
+        if len(self._bodies) >= MAX_PENDING_BODIES:
+            self.bodies_dropped += 1
+            return
+        self._bodies.append(body)
+
     async def append(self, row: UsageRow) -> None:
         """Record a row of a request whose response is about to be sent: in the Redis log when one
         is configured (durable across a killed process), else in this process."""
         if self._log is None:
             self.record(row)
             return
-        self._outbox.append(row._replace(row_token=secrets.token_hex(16)))
+        # A row with a stored body has its token already: the body names the row by it.
+        self._outbox.append(row if row.row_token else row._replace(row_token=secrets.token_hex(16)))
         if self._sending is None:
             self._sending = asyncio.get_running_loop().create_task(self._send(self._log))
         # Shielded: a request cancelled meanwhile must not cancel the push of the others' rows.
@@ -180,16 +205,17 @@ class UsageWriter:
 
     async def _flush_pending(self) -> int:
         rows, self._pending = self._pending, []
-        if not rows:
-            return 0
-        try:
-            await self._insert(rows)
-        except Exception:
-            # Put them back (bounded) so a short database outage loses nothing.
-            room = max(0, self.max_pending - len(self._pending))
-            self.dropped += max(0, len(rows) - room)
-            self._pending[:0] = rows[:room]
-            raise
+        if rows:
+            try:
+                await self._insert(rows)
+            except Exception:
+                # Put them back (bounded) so a short database outage loses nothing.
+                room = max(0, self.max_pending - len(self._pending))
+                self.dropped += max(0, len(rows) - room)
+                self._pending[:0] = rows[:room]
+                raise
+        if self._bodies:
+            await self._insert_bodies()
         return len(rows)
 
     async def _drain(self, usage_log: UsageLog, max_batches: int = 20) -> int:
@@ -233,6 +259,17 @@ class UsageWriter:
         async with self._db.engine.begin() as conn:
             await conn.execute(statement, values)
             await conn.execute(KEY_USED, used)  # one statement per distinct key of the batch
+
+    async def _insert_bodies(self) -> None:
+        """The waiting bodies, after the rows; never in the rows' way: a failed insert drops them
+        (counted and logged), since bodies are diagnostics and the rows are the record."""
+        bodies, self._bodies = self._bodies, []
+        try:
+            async with self._db.engine.begin() as conn:
+                await conn.execute(insert(BODY_TABLE), bodies)
+        except Exception as exc:
+            self.bodies_dropped += len(bodies)
+            log.warning("%d request bodies not stored (%s)", len(bodies), type(exc).__name__)
 
 
 def _insert_once(dialect: str) -> Any:

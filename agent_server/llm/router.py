@@ -13,6 +13,7 @@ import logging
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import aclosing
+from contextvars import ContextVar
 from typing import TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -35,6 +36,9 @@ log = logging.getLogger("agentgate.llm")
 FALLBACK_ERRORS = (UpstreamFailed, Unavailable, TimedOut)
 Seed = Callable[[], Mapping[str, list[RouteEntry]]]
 T = TypeVar("T")
+# The backend that answered the request being served (or started its stream), for its usage row:
+# set in the request's own context, so concurrent requests never see each other's.
+SERVED: ContextVar[LLMBackend | None] = ContextVar("agentgate_llm_served", default=None)
 
 
 class Router:
@@ -166,7 +170,9 @@ class Router:
             try:
                 async with aclosing(open_stream(backend)) as items:  # type: ignore[type-var]
                     async for item in items:
-                        yielded = True
+                        if not yielded:
+                            yielded = True
+                            SERVED.set(backend)
                         yield item
                 return
             except FALLBACK_ERRORS as exc:
@@ -189,10 +195,15 @@ async def _first_answer(order: list[LLMBackend], ask: Callable[[LLMBackend], Awa
     """The first backend's answer; the next one after a failure that allows a fallback."""
     for backend in order[:-1]:
         try:
-            return await ask(backend)
+            answer = await ask(backend)
         except FALLBACK_ERRORS as exc:
             log.warning("llm backend %s failed (%s); falling back", backend.name, exc.message)
-    return await ask(order[-1])
+            continue
+        SERVED.set(backend)
+        return answer
+    answer = await ask(order[-1])
+    SERVED.set(order[-1])
+    return answer
 
 
 def build_router(

@@ -12,6 +12,7 @@ from agent_server.billing.checkout import Checkout
 from agent_server.billing.config import billing_provider
 from agent_server.billing.port import BillingProvider
 from agent_server.context import ANONYMOUS, ToolContext
+from agent_server.gateway.request_log_bodies import BodyRetention
 from agent_server.gateway.response_store import ResponseStore
 from agent_server.idempotency import IdempotencyStore
 from agent_server.jobs.queue import make_queue
@@ -64,10 +65,12 @@ class Site:
     subscriptions: Subscriptions
 
     def worker(self) -> Consumer:
-        # Housekeeping also deletes what outlived its retention: idempotency records, stored responses.
+        # Housekeeping also deletes what outlived its retention: idempotency records, stored responses,
+        # request bodies of the request log.
         responses = ResponseStore.of(self.services)
+        retention = BodyRetention(self.services.db, self.services.clock)  # the request log's bodies
         return self.jobs.worker(
-            self.services.settings.job_concurrency, self.idempotency.purge, responses.purge
+            self.services.settings.job_concurrency, self.idempotency.purge, responses.purge, retention.purge
         )
 
     async def serve_jobs(self) -> None:

@@ -10,11 +10,12 @@
 #   --litellm      afterwards run the kit's bench_litellm.sh (LiteLLM proxy, same machine, same knobs)
 #   --profile      afterwards record the gateway under load with py-spy (.venv/bin/py-spy)
 #   --no-agentgate skip the agentgate run (e.g. only the LiteLLM reference)
-# Every knob of the kit's run.sh passes through (CONCURRENCY, DURATION, WARMUP, MODES, ...).
+# Every knob of the kit's run.sh passes through (CONCURRENCY, DURATION, WARMUP, MODES, ...);
+# GWBENCH_KIT names the kit's folder when the tree is not beside shared/ (a git worktree elsewhere).
 # Results: ${GWBENCH_WORK:-/tmp/gwbench}/results/<timestamp>-<label>/results.md
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-KIT="$ROOT/../shared/bench-kit"
+KIT="${GWBENCH_KIT:-$ROOT/../shared/bench-kit}"  # GWBENCH_KIT: where the kit is when this tree is not beside shared/
 if [ ! -x "$KIT/run.sh" ] || [ ! -x "$KIT/upstream.sh" ]; then
   echo "error: the bench kit is missing: expected ../shared/bench-kit (from the repo root: $KIT)." >&2
   echo "       It is provided with the shared folder of the project; see ../shared/README.md." >&2

@@ -98,6 +98,9 @@ class KeyView(BaseModel):
     budget: BudgetSpec | None
     expires_at: int | None
     metadata: Metadata | None
+    log_bodies_days: int | None = Field(
+        default=None, description="Days the request log keeps this key's bodies; null: none are stored."
+    )
     last_used_at: int | None = Field(
         default=None,
         description="When the key last made a request, as its usage is written (a second or so behind); null: never.",
@@ -143,6 +146,7 @@ def view(record: ApiKey) -> dict[str, Any]:
         "budget": budget,
         "expires_at": _ts(record.expires_at),
         "metadata": record.key_metadata,
+        "log_bodies_days": record.log_bodies_days,
         "last_used_at": _ts(record.last_used_at),
     }
 

@@ -21,6 +21,7 @@ from agent_server.errors import NotFound
 from agent_server.gateway import repository as gateway_repo
 from agent_server.gateway.usage import UsageRow
 from agent_server.llm.types import ChatMessage, ChatRequest
+from agent_server.request_context import current_request_id
 from http_facade.routes.admin_common import ActorDep, AdminDep, audit_note
 from wellknown.event_stream import streamed_answer
 
@@ -65,6 +66,10 @@ async def playground_chat(
             backend=trace.backend or "none",
             stream=False,
             created_at=services.clock.now(),
+            request_id=current_request_id(),
+            upstream=trace.backend,
+            error_code=error.code if error is not None else None,
+            trace_id=trace.id,
         )
     )
     if error is not None:

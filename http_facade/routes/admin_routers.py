@@ -7,6 +7,7 @@ from agent_server.admin.wiring import admin_running
 from http_facade.routes import (
     admin_audit,
     admin_csp,
+    admin_logs,
     admin_platform,
     admin_playground,
     admin_routing,
@@ -21,6 +22,7 @@ ADMIN_ROUTERS = (
     admin_csp.router,
     admin_audit.router,
     admin_platform.router,
+    admin_logs.router,
 )
 
 __all__ = ["ADMIN_ROUTERS", "AuditMiddleware", "admin_running"]

@@ -71,7 +71,7 @@ async def serve(
     exchange = Exchange(gateway, caller, key, endpoint.usage_name, pinned_version(request))
     try:
         call = surface.read(await request.body(), int(gateway.clock.now()))
-        exchange.model = call.model  # a refusal below is recorded with its model
+        exchange.model, exchange.call = call.model, call  # a refusal below is recorded with them
         if surface.passed is not None:
             call = replace(call, upstream_headers=surface.passed(request.scope["headers"]))
         if surface.check is not None:

@@ -67,7 +67,9 @@ async def retrieve_model(request: Request, model_id: str, caller: ModelsCaller) 
     version = pinned_version(request)
     model = await gateway.callable_model(caller, model_id)
     if model is None:
-        await gateway.record(caller, "models", model_id, 404, "gateway", api_version=version)
+        await gateway.record(
+            caller, "models", model_id, 404, "gateway", api_version=version, error_code="model_not_found"
+        )
         raise NotFound(
             f"The model '{model_id}' does not exist or this key may not call it.",
             code="model_not_found",

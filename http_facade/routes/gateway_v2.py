@@ -102,7 +102,10 @@ async def retrieve_model(request: Request, model_id: str) -> Response:
         version = pinned_version(request)
         model = await gateway.callable_model(caller, model_id)
         status = 200 if model is not None else 404
-        await gateway.record(caller, MODELS_USAGE, model_id, status, "gateway", api_version=version)
+        code = None if model is not None else "model_not_found"
+        await gateway.record(
+            caller, MODELS_USAGE, model_id, status, "gateway", api_version=version, error_code=code
+        )
         if model is None:
             raise NotFound(
                 f"The model '{model_id}' does not exist or this key may not call it.",

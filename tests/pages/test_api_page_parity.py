@@ -33,10 +33,14 @@ API_TO_PAGE: dict[Route, Route] = {
     # API keys (docs/models-and-keys.md)
     ("GET", "/admin/api-keys"): ("GET", "/app/keys"),
     ("POST", "/admin/api-keys"): ("POST", "/app/keys"),
-    ("GET", "/admin/api-keys/{key_id}"): ("GET", "/app/keys"),
+    ("GET", "/admin/api-keys/{key_id}"): ("GET", "/app/keys/{key_id}"),
+    ("PATCH", "/admin/api-keys/{key_id}"): ("POST", "/app/keys/{key_id}"),
     ("DELETE", "/admin/api-keys/{key_id}"): ("POST", "/app/keys/{key_id}/revoke"),
     ("POST", "/admin/keys/rotate"): ("POST", "/app/keys/{key_id}/rotate"),
     ("GET", "/admin/usage"): ("GET", "/app/usage"),
+    # The request log (docs/request-log.md)
+    ("GET", "/admin/logs"): ("GET", "/app/logs"),
+    ("GET", "/admin/logs/{request_id}"): ("GET", "/app/logs/{request_id}"),
     # Provider keys (bring your own key)
     ("GET", "/admin/byok"): ("GET", "/app/provider-keys"),
     ("GET", "/admin/byok/{provider}"): ("GET", "/app/provider-keys"),
@@ -92,7 +96,6 @@ API_TO_PAGE: dict[Route, Route] = {
 
 _CONNECTORS = "connectors: no dashboard page yet (not part of the dashboard issue's list; the lead decides)"
 NO_PAGE_YET: dict[Route, str] = {
-    ("PATCH", "/admin/api-keys/{key_id}"): "a key's settings: the key page of the keys work adds it",
     ("GET", "/admin/realtime/"): "live per-model figures of the last minutes: no page shows them yet",
     ("GET", "/admin/connectors/health"): _CONNECTORS,
     **{

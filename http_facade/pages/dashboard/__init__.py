@@ -14,6 +14,7 @@ from http_facade.pages.dashboard import (
     billing,
     byok,
     keys,
+    logs,
     overview,
     passkeys,
     password,
@@ -31,7 +32,7 @@ from http_facade.pages.dashboard import (
 
 AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
-    for area in (auth, register, password, overview, keys, usage, webhooks, webhook_manage, playground, routing,
+    for area in (auth, register, password, overview, keys, usage, logs, webhooks, webhook_manage, playground, routing,
                  audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()

@@ -5,13 +5,12 @@ changes them, through ``KeyAdmin.update``), its spend against its budget, its re
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Annotated, Any
 
 from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, Response
 
-from agent_server.billing.money import decimal_text, exponent
+from agent_server.billing.money import decimal_text
 from agent_server.errors import AgentError
 from agent_server.gateway.key_activity import recent_requests
 from agent_server.gateway.repository import find_key
@@ -34,18 +33,11 @@ from http_facade.pages.dashboard.route import (
 )
 from http_facade.pages.dashboard.session import Session
 from http_facade.pages.dashboard.tenant import tenant_of
+from http_facade.pages.money import spend_text
 
 router = dashboard_router()
 LOGS_PAGE = "/app/logs"  # the request log, where it is installed: linked with ?key=<id>
 EDITABLE = {"active", "expired"}  # what PATCH accepts: keys not revoked (nor retiring)
-
-
-def amount(micros: int, currency: str) -> str:
-    """Spend as people read it: the currency's decimals, two more for fractions of a minor unit."""
-    places = exponent(currency)
-    value = Decimal(micros).scaleb(-6 - places)
-    digits = places if micros % 1_000_000 == 0 else places + 2
-    return f"{value:,.{digits}f} {currency}"
 
 
 def budget_view(record: ApiKey, spend: dict[str, Any], currency: str) -> dict[str, Any] | None:
@@ -58,7 +50,7 @@ def budget_view(record: ApiKey, spend: dict[str, Any], currency: str) -> dict[st
         limits.append(
             {
                 "what": "money",
-                "spent": amount(spend["cost_micros"], currency),
+                "spent": spend_text(spend["cost_micros"], currency),
                 "limit": f"{decimal_text(record.budget_spend, currency)} {currency}",
                 "value": min(spend["cost_micros"], limit_micros),
                 "max": limit_micros,
@@ -109,7 +101,7 @@ async def _key_page(
         "requests": totals.requests,
         "errors": totals.errors,
         "tokens": totals.total_tokens,
-        "cost": amount(totals.cost_micros, currency),
+        "cost": spend_text(totals.cost_micros, currency),
         "start": month_start,
     }
     key = shown(record, now)
@@ -118,7 +110,7 @@ async def _key_page(
         "month": month,
         "budget": budget_view(record, spend, currency),
         "recent": await recent_requests(gateway.db, session.tenant_id, record.id, month_start),
-        "amount": amount,
+        "amount": spend_text,
         "logs_url": f"{LOGS_PAGE}?key={record.id}" if logs_installed(request) else None,
         "editable": key["status"] in EDITABLE,
         "notice": notice,

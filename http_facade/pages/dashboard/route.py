@@ -38,6 +38,7 @@ APP_NAV: tuple[tuple[str, str], ...] = (
     (APP_PATH, "Overview"),
     (f"{APP_PATH}/keys", "API keys"),
     (f"{APP_PATH}/usage", "Usage"),
+    (f"{APP_PATH}/logs", "Requests"),
     (f"{APP_PATH}/webhooks", "Webhooks"),
     (f"{APP_PATH}/playground", "Playground"),
     (f"{APP_PATH}/billing", "Plan and billing"),
