@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from agent_server.billing.customers import Who
 from agent_server.billing.pricebook import WORKSPACE_SEAT
@@ -45,14 +45,14 @@ class ConsultingBody(ReturnTo):
 
 
 class WorkspaceBody(ReturnTo):
-    seats: int = Field(
+    seats: StrictInt = Field(
         ge=1, le=100, description="Member seats for one month each, at the plan's monthly price."
     )
 
 
 class HardwareBody(ReturnTo):
     item_id: str = Field(**ITEM_ID, description="A hardware offering (/api/hardware.json).")
-    quantity: int = Field(default=1, ge=1, le=10)
+    quantity: StrictInt = Field(default=1, ge=1, le=10, description="A JSON integer (not a string).")
 
 
 class ItemBody(ReturnTo):
@@ -60,7 +60,9 @@ class ItemBody(ReturnTo):
         **ITEM_ID,
         description=f"Any purchasable item: a fixed-fee package, a training, hardware or {WORKSPACE_SEAT}.",
     )
-    quantity: int = Field(default=1, ge=1, le=100, description="Seats for trainings and workspace seats.")
+    quantity: StrictInt = Field(
+        default=1, ge=1, le=100, description="Seats for trainings and workspace seats (a JSON integer)."
+    )
 
 
 class OrderItem(BaseModel):

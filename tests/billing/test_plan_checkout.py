@@ -9,6 +9,7 @@ from sqlalchemy import select
 from agent_server.admin.tables import AuditRecord
 from agent_server.billing.tables import PlanCheckout
 from tests.billing.conftest import Billed
+from tests.conftest import BASE_URL
 
 
 async def provider_subscription(billed: Billed, subscription_id: str) -> dict:
@@ -98,6 +99,10 @@ async def test_plans_not_sold_online_and_bad_requests_are_refused(billed: Billed
             "success_url",
         ),
         ({"plan_id": "starter", "extra": 1}, "validation_error", "extra"),
+        # A host that merely starts with an allowed origin (http://127.0.0.1:*): not the same host.
+        ({"plan_id": "starter", "success_url": f"{BASE_URL}.evil.example/ok"}, "invalid_url", "success_url"),
+        ({"plan_id": "starter", "cancel_url": "http://localhost:99999/"}, "invalid_url", "cancel_url"),
+        ({"plan_id": "starter", "cancel_url": "https://127.0.0.1.evil.example/"}, "return_url_not_allowed", "cancel_url"),
     ]
     for body, code, param in cases:
         answer = await billed.post("create-checkout", body)
@@ -108,6 +113,9 @@ async def test_plans_not_sold_online_and_bad_requests_are_refused(billed: Billed
         "create-checkout", {"plan_id": "starter", "success_url": "http://localhost:3000/ok"}
     )
     assert allowed.status_code == 201
+    same_origin = f"{BASE_URL}/app/billing?session_ref={{CHECKOUT_SESSION_ID}}"
+    ok = await billed.post("create-checkout", {"plan_id": "starter", "success_url": same_origin})
+    assert ok.status_code == 201, ok.text
 
 
 async def test_only_a_tenant_admin_token_starts_a_checkout(billed: Billed) -> None:
