@@ -5,10 +5,16 @@ confirms with a sandbox test card (303 to the success URL) or cancels (303 to th
 ``/sandbox/portal/{ref}`` stands in for the billing portal: the subscription, the card and the
 invoices, and "pay open invoices" with another card. Plain HTML forms, no script; the session id
 (random, 24 hex digits) is the only key, as on the provider's own pages.
+
+They carry the headers of every page of the site (http_facade/pages/security.py: no framing, no
+sniffing, same-origin referrers and opener), so no other site can frame the pay button. The policy's
+``form-action`` also names the origins of the session's success and cancel URLs: a browser checks a
+form's redirect against it, and the checkout's answer is a 303 to one of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from html import escape
 from typing import Annotated, Any
 from urllib.parse import parse_qs
@@ -18,8 +24,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from agent_server.billing.money import decimal_text
 from agent_server.billing.sandbox import SandboxProvider
-from agent_server.billing.urls import SESSION_PLACEHOLDER
+from agent_server.billing.urls import SESSION_PLACEHOLDER, origin_of
 from agent_server.errors import NotFound, PaymentRequired
+from http_facade.pages.security import CSP_DIRECTIVES, PAGE_HEADERS
 from http_facade.routes.billing_common import BillingDep
 
 router = APIRouter(tags=["billing: sandbox pages"], default_response_class=HTMLResponse)
@@ -55,13 +62,23 @@ async def _form(request: Request) -> dict[str, str]:
     return {name: values[0] for name, values in fields.items()}
 
 
-def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
+def page_headers(redirects: Iterable[str] = ()) -> dict[str, str]:
+    """The site's page headers; ``form-action`` also allows the origins a form's answer redirects to."""
+    targets = sorted({str(o) for url in redirects if (o := origin_of(url)) is not None})
+    directives = [
+        " ".join(["form-action 'self'", *targets]) if d.startswith("form-action") else d
+        for d in CSP_DIRECTIVES
+    ]
+    return {**PAGE_HEADERS, "Content-Security-Policy": "; ".join(directives), "Cache-Control": "no-store"}
+
+
+def _page(title: str, body: str, status: int = 200, redirects: Iterable[str] = ()) -> HTMLResponse:
     html = (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
         f"</head><body><h1>{escape(title)}</h1><p><strong>Sandbox payment provider:</strong> nothing is "
         f"charged.</p>{body}</body></html>"
     )
-    return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+    return HTMLResponse(html, status_code=status, headers=page_headers(redirects))
 
 
 def _money(amount: int, currency: str) -> str:
@@ -87,7 +104,7 @@ def _checkout_page(session: dict[str, Any], notice: str = "", status: int = 200)
         f"<p>{what}.</p><table><tr><th>Item</th><th>Quantity</th><th>Amount</th></tr>{rows}</table>"
         f"<p>Total: {_money(session['amount_total'], session['currency'])}</p>{notice_html}{form}"
     )
-    return _page("Checkout", body, status)
+    return _page("Checkout", body, status, (session["success_url"], session["cancel_url"]))
 
 
 @router.get("/sandbox/checkout/{ref}", summary="Sandbox checkout page: what is bought, with pay and cancel")

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from agent_server.billing.sandbox_events import SECRET_FILE
 from agent_server.billing.tables import BillingEvent
 from tests.billing.conftest import CARDS, Billed
+from http_facade.pages.security import PAGE_HEADERS
 from tests.conftest import BASE_URL
 
 pytestmark = pytest.mark.parametrize("provider", ["sandbox"])
@@ -116,3 +117,31 @@ async def test_a_failed_renewal_is_paid_in_the_portal(billed: Billed) -> None:
     assert status["payment_method"]["last4"] == "4242"
     assert [i["status"] for i in (await billed.get("invoices")).json()["data"]] == ["paid", "paid"]
     assert await provider.advance() == 0  # nothing else is due
+
+
+def _directives(csp: str) -> dict[str, list[str]]:
+    return {name: values for name, *values in (d.split() for d in csp.split(";") if d.strip())}
+
+
+async def test_the_hosted_pages_cannot_be_framed_and_carry_the_sites_page_headers(billed: Billed) -> None:
+    elsewhere = "http://localhost:3000/done?ref={CHECKOUT_SESSION_ID}"  # an allowed origin
+    body = {"plan_id": "starter", "success_url": elsewhere}
+    checkout = (await billed.post("create-checkout", body)).json()
+    path = checkout["url"].removeprefix(BASE_URL)
+    shown = await billed.client.get(path)
+    declined = await billed.client.post(path, data={"action": "pay", "card": CARDS["declined"]})
+    portal_url = (await billed.post("billing-portal", {})).json()["url"]
+    portal = await billed.client.get(portal_url.removeprefix(BASE_URL))
+    for page in (shown, declined, portal):
+        for name, value in PAGE_HEADERS.items():
+            if name != "Content-Security-Policy":
+                assert page.headers[name] == value, (name, page.url)
+        policy = _directives(page.headers["content-security-policy"])
+        assert policy["frame-ancestors"] == ["'none'"] and policy["default-src"] == ["'self'"]
+    # The checkout's answer redirects to the success or cancel URL: the policy lets the form go there.
+    assert _directives(shown.headers["content-security-policy"])["form-action"] == [
+        "'self'",
+        "http://127.0.0.1:8000",
+        "http://localhost:3000",
+    ]
+    assert _directives(portal.headers["content-security-policy"])["form-action"] == ["'self'"]
