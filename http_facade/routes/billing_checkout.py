@@ -20,6 +20,8 @@ from http_facade.routes.billing_common import BillingDep, HostedCheckout, Return
 router = APIRouter(tags=["billing"])
 ITEM_ID = {"min_length": 1, "max_length": 100, "pattern": r"^[a-z0-9][a-z0-9._-]*$"}
 ALL_KINDS = ("consulting", "training", "hardware", "workspace")
+# The provider's session id the payer comes back with; the dashboard's query takes the same bounds.
+SESSION_REF: dict[str, Any] = {"min_length": 3, "max_length": 200, "pattern": r"^[A-Za-z0-9_]+$"}
 
 
 class PlanCheckoutBody(ReturnTo):
@@ -96,7 +98,7 @@ class OrderCheckoutView(OrderView):
 class ExchangeBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    session_ref: str = Field(min_length=3, max_length=200, pattern=r"^[A-Za-z0-9_]+$")
+    session_ref: str = Field(**SESSION_REF)
 
 
 class SubscriptionBrief(BaseModel):

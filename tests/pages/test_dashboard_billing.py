@@ -55,3 +55,11 @@ async def test_a_cancelled_checkout_comes_back_to_the_page(dash: Dash) -> None:
     assert 'data-test="billing-notice">The checkout was cancelled' in page.text
     unknown = await browser.get("/app/billing", params={"session_ref": "cs_nope"})
     assert unknown.status_code == 404 and 'data-test="form-error"' in unknown.text
+
+
+async def test_a_malformed_session_ref_is_a_400_naming_it(dash: Dash) -> None:
+    browser = await dash.signed_in(await dash.person(plan="starter"))
+    for value in ("0", "ab", "a" * 201, "cs-1"):
+        page = await browser.get("/app/billing", params={"session_ref": value})
+        assert page.status_code == 400, (value, page.status_code)
+        assert "Invalid query field &#39;session_ref&#39;" in page.text, value
