@@ -102,7 +102,11 @@ async def test_plans_not_sold_online_and_bad_requests_are_refused(billed: Billed
         # A host that merely starts with an allowed origin (http://127.0.0.1:*): not the same host.
         ({"plan_id": "starter", "success_url": f"{BASE_URL}.evil.example/ok"}, "invalid_url", "success_url"),
         ({"plan_id": "starter", "cancel_url": "http://localhost:99999/"}, "invalid_url", "cancel_url"),
-        ({"plan_id": "starter", "cancel_url": "https://127.0.0.1.evil.example/"}, "return_url_not_allowed", "cancel_url"),
+        (
+            {"plan_id": "starter", "cancel_url": "https://127.0.0.1.evil.example/"},
+            "return_url_not_allowed",
+            "cancel_url",
+        ),
     ]
     for body, code, param in cases:
         answer = await billed.post("create-checkout", body)

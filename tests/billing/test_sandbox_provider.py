@@ -12,8 +12,8 @@ from sqlalchemy import select
 
 from agent_server.billing.sandbox_events import SECRET_FILE
 from agent_server.billing.tables import BillingEvent
-from tests.billing.conftest import CARDS, Billed
 from http_facade.pages.security import PAGE_HEADERS
+from tests.billing.conftest import CARDS, Billed
 from tests.conftest import BASE_URL
 
 pytestmark = pytest.mark.parametrize("provider", ["sandbox"])
