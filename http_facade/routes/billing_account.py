@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
 from agent_server.billing.port import CustomerDetails
 from http_facade.routes.admin_common import PlatformDep
-from http_facade.routes.billing_common import URL_FIELD, BillingDep, WhoDep, no_store, who
+from http_facade.routes.billing_common import URL_FIELD, BillingDep, WhoDep, no_store, provider_errors, who
 
 router = APIRouter(tags=["billing"])
 LINE = {"max_length": 200, "pattern": r"^[^\x00-\x1f\x7f]*$"}  # one line of text, no control characters
@@ -171,6 +171,7 @@ class SyncView(BaseModel):
     "/customer",
     summary="Create or update the tenant's customer at the payment provider (e-mail, name, address, tax id)",
     response_model=CustomerView,
+    responses=provider_errors(),
 )
 async def customer(body: CustomerBody, billing: BillingDep, acting: WhoDep) -> Any:
     details = CustomerDetails(
@@ -192,6 +193,7 @@ async def customer(body: CustomerBody, billing: BillingDep, acting: WhoDep) -> A
     "/status",
     summary="The tenant's billing: plan, trial, standing, subscription, card on file",
     response_model=StatusView,
+    responses=provider_errors(),  # the card on file is asked of the provider once
 )
 async def status(billing: BillingDep, acting: WhoDep) -> Any:
     return await billing.status.status(acting.tenant_id)
@@ -201,6 +203,7 @@ async def status(billing: BillingDep, acting: WhoDep) -> Any:
     "/billing-portal",
     summary="A session of the provider's billing portal for the tenant's customer",
     response_model=PortalView,
+    responses=provider_errors(501),
 )
 async def billing_portal(body: PortalBody, billing: BillingDep, acting: WhoDep, response: Response) -> Any:
     no_store(response)
@@ -224,6 +227,7 @@ async def invoices(
     "/sync-models",
     summary="Push the plans' and models' prices to the provider's products and prices (platform admins; idempotent)",
     response_model=SyncView,
+    responses=provider_errors(),
 )
 async def sync_models(body: SyncBody, billing: BillingDep, actor: PlatformDep) -> Any:
     return await billing.sync_models(who(actor))

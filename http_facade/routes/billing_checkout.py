@@ -15,7 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from agent_server.billing.customers import Who
 from agent_server.billing.pricebook import WORKSPACE_SEAT
 from agent_server.billing.wiring import Billing
-from http_facade.routes.billing_common import BillingDep, HostedCheckout, ReturnTo, WhoDep, no_store
+from http_facade.routes.billing_common import (
+    BillingDep,
+    HostedCheckout,
+    ReturnTo,
+    WhoDep,
+    no_store,
+    provider_errors,
+)
 
 router = APIRouter(tags=["billing"])
 ITEM_ID = {"min_length": 1, "max_length": 100, "pattern": r"^[a-z0-9][a-z0-9._-]*$"}
@@ -125,6 +132,7 @@ class ExchangeView(BaseModel):
     status_code=201,
     summary="Start a plan subscription for the token's tenant at the payment provider",
     response_model=PlanCheckoutView,
+    responses=provider_errors(),
 )
 async def create_checkout(
     body: PlanCheckoutBody, billing: BillingDep, who: WhoDep, response: Response
@@ -153,6 +161,7 @@ async def _buy(
     status_code=201,
     summary="Buy a fixed-fee consulting package (one-off)",
     response_model=OrderCheckoutView,
+    responses=provider_errors(),
 )
 async def consulting_checkout(
     body: ConsultingBody, billing: BillingDep, who: WhoDep, response: Response
@@ -166,6 +175,7 @@ async def consulting_checkout(
     status_code=201,
     summary="Buy workspace seats: one member seat for one month each, at the plan's monthly price",
     response_model=OrderCheckoutView,
+    responses=provider_errors(),
 )
 async def workspace_checkout(
     body: WorkspaceBody, billing: BillingDep, who: WhoDep, response: Response
@@ -180,6 +190,7 @@ async def workspace_checkout(
     status_code=201,
     summary="Buy a hardware offering at its list price (one-off)",
     response_model=OrderCheckoutView,
+    responses=provider_errors(),
 )
 async def hardware_checkout(body: HardwareBody, billing: BillingDep, who: WhoDep, response: Response) -> Any:
     no_store(response)
@@ -191,6 +202,7 @@ async def hardware_checkout(body: HardwareBody, billing: BillingDep, who: WhoDep
     status_code=201,
     summary="Buy any purchasable catalogue item (package, training seats, hardware, workspace seats)",
     response_model=OrderCheckoutView,
+    responses=provider_errors(),
 )
 async def item_checkout(body: ItemBody, billing: BillingDep, who: WhoDep, response: Response) -> Any:
     no_store(response)
@@ -202,6 +214,7 @@ async def item_checkout(body: ItemBody, billing: BillingDep, who: WhoDep, respon
     "/exchange-redirect",
     summary="Turn the session the payer came back with into its result: status, plan, subscription or order",
     response_model=ExchangeView,
+    responses=provider_errors(402),
 )
 async def exchange_redirect(body: ExchangeBody, billing: BillingDep, who: WhoDep) -> Any:
     return await billing.checkouts.exchange(who, body.session_ref)

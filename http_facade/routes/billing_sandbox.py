@@ -36,6 +36,15 @@ CARDS = (
     ("4000000000000341", "4000 0000 0000 0341: pays now, later renewals fail"),
     ("4000000000000002", "4000 0000 0000 0002: declined"),
 )
+HTML_PAGE = {"text/html": {"schema": {"type": "string"}}}
+CHECKOUT_ANSWERS: dict[int | str, dict[str, Any]] = {
+    303: {"description": "Paid: to the success URL; cancelled: to the cancel URL."},
+    402: {"description": "The card was declined: the page again, with the reason.", "content": HTML_PAGE},
+}
+PORTAL_ANSWERS: dict[int | str, dict[str, Any]] = {
+    303: {"description": "Paid: back to the portal page."},
+    402: {"description": "Not one of the sandbox's test cards (card_declined)."},
+}
 FORM_BODY = {
     "requestBody": {
         "content": {
@@ -115,7 +124,9 @@ async def checkout_page(ref: Ref, billing: BillingDep) -> HTMLResponse:
 @router.post(
     "/sandbox/checkout/{ref}",
     summary="Confirm (pay with a sandbox card) or cancel a sandbox checkout",
+    status_code=303,
     response_model=None,
+    responses=CHECKOUT_ANSWERS,
     openapi_extra=FORM_BODY,
 )
 async def checkout_action(ref: Ref, request: Request, billing: BillingDep) -> Response:
@@ -171,7 +182,9 @@ async def portal_page(ref: Ref, billing: BillingDep) -> HTMLResponse:
 @router.post(
     "/sandbox/portal/{ref}",
     summary="Pay the open invoices with a new sandbox card (the subscription is active again)",
+    status_code=303,
     response_model=None,
+    responses=PORTAL_ANSWERS,
     openapi_extra=FORM_BODY,
 )
 async def portal_pay(ref: Ref, request: Request, billing: BillingDep) -> Response:

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from http_facade.routes.admin_common import ActorDep
+from http_facade.routes.billing_common import provider_errors
 from http_facade.routes.billing_subscription import ADMIN_JWT, PLAN_ID
 from http_facade.routes.billing_webhooks import engine_of
 
@@ -64,6 +65,7 @@ class ScheduleView(BaseModel):
     "/multi-year-schedule",
     summary="Create the tenant's multi-year schedule (yearly phases; replaces an active one)",
     response_model=ScheduleView,
+    responses=provider_errors(402),
     openapi_extra=ADMIN_JWT,
 )
 async def create_schedule(body: ScheduleBody, actor: ActorDep, request: Request) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from http_facade.pages.dashboard.route import (
 )
 from http_facade.pages.dashboard.session import APP_PATH, Session
 from http_facade.routes import billing_account, billing_checkout, billing_subscription
-from http_facade.routes.billing_common import who
+from http_facade.routes.billing_common import PROVIDER_TEXT, who
 
 router = dashboard_router()
 BILLING_PAGE = f"{APP_PATH}/billing"
@@ -41,6 +41,14 @@ class PlanForm(DashboardForm):
 
 class SubscriptionForm(DashboardForm):
     action: Literal["cancel", "resume"]
+
+
+def _answers(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The page's error answers, and what the payment provider may answer (shown with its status)."""
+    answers = responses(409)
+    for status in sorted({*statuses, 502}):
+        answers[status] = {"description": PROVIDER_TEXT[status], "content": answers[400]["content"]}
+    return answers
 
 
 def _back_url(request: Request, query: str) -> str:
@@ -69,7 +77,11 @@ async def _page(
     return page(request, "billing.html", context, session=session, status=error.http_status if error else 200)
 
 
-@router.get(BILLING_PAGE, summary="Dashboard: plan and billing (status, plan change, invoices)")
+@router.get(
+    BILLING_PAGE,
+    summary="Dashboard: plan and billing (status, plan change, invoices)",
+    responses={**_answers(402), 404: {"description": "No checkout with this session_ref for the tenant."}},
+)
 async def billing_page(
     request: Request,
     session: SessionDep,
@@ -92,7 +104,7 @@ async def billing_page(
 @router.post(
     f"{BILLING_PAGE}/checkout",
     summary="Dashboard: subscribe to a plan at the payment provider (redirects to its checkout)",
-    responses=responses(409),
+    responses=_answers(),
 )
 async def plan_checkout(request: Request, form: Annotated[PlanForm, Form()], session: SessionDep) -> Response:
     checked(request, form)
@@ -112,7 +124,7 @@ async def plan_checkout(request: Request, form: Annotated[PlanForm, Form()], ses
 @router.post(
     f"{BILLING_PAGE}/plan",
     summary="Dashboard: change the subscription's plan (prorated)",
-    responses=responses(409),
+    responses=_answers(402),
 )
 async def change_plan(request: Request, form: Annotated[PlanForm, Form()], session: SessionDep) -> Response:
     checked(request, form)
@@ -123,7 +135,7 @@ async def change_plan(request: Request, form: Annotated[PlanForm, Form()], sessi
 @router.post(
     f"{BILLING_PAGE}/subscription",
     summary="Dashboard: cancel the subscription at the period's end, or resume it",
-    responses=responses(409),
+    responses=_answers(402),
 )
 async def subscription(
     request: Request, form: Annotated[SubscriptionForm, Form()], session: SessionDep
@@ -150,7 +162,7 @@ async def _subscription(
 @router.post(
     f"{BILLING_PAGE}/portal",
     summary="Dashboard: open the payment provider's billing portal (card, invoices)",
-    responses=responses(409),
+    responses=_answers(501),
 )
 async def portal(request: Request, form: Annotated[DashboardForm, Form()], session: SessionDep) -> Response:
     checked(request, form)
