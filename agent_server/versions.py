@@ -2,10 +2,9 @@
 
 A client pins a version with the ``API-Version`` request header. The registry answers, for a
 requested version at a given time, which version serves the request, which headers the response
-carries (``Deprecation`` and RFC 8594 ``Sunset`` as HTTP-dates, as the contract's section 9 writes
-them, ``Link`` with ``rel="deprecation"`` and ``rel="successor-version"``, and in the final month
-an RFC 7234 ``Warning``) or which error it gets (400 ``unsupported_version``, 410
-``version_gone``). Pure: time comes in as epoch seconds.
+carries (RFC 9745 ``Deprecation``, RFC 8594 ``Sunset``, ``Link`` with ``rel="deprecation"`` and
+``rel="successor-version"``, and in the final month an RFC 7234 ``Warning``) or which error it gets
+(400 ``unsupported_version``, 410 ``version_gone``). Pure: time comes in as epoch seconds.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ def _epoch(value: datetime | None) -> float | None:
 
 
 def http_date(seconds: float) -> str:
-    """An IMF-fixdate (RFC 9110), the format of ``Deprecation`` and ``Sunset``."""
+    """An IMF-fixdate (RFC 9110), the format of ``Sunset``."""
     return format_datetime(datetime.fromtimestamp(seconds, tz=UTC), usegmt=True)
 
 
@@ -66,7 +65,7 @@ class ApiVersion:
             raise ValueError(f"API version {self.name} is {self.status} but names no successor")
         dep, sun = _epoch(self.deprecated_at), _epoch(self.sunset_at)
         if dep is not None and sun is not None and sun < dep:
-            raise ValueError(f"API version {self.name}: the sunset precedes the deprecation")
+            raise ValueError(f"API version {self.name}: the sunset precedes the deprecation (RFC 9745)")
 
     def state(self, now: float) -> Status:
         sunset, deprecated = _epoch(self.sunset_at), _epoch(self.deprecated_at)
@@ -132,9 +131,8 @@ class VersionRegistry:
     def lifecycle_headers(self, version: ApiVersion, now: float, base_url: str) -> list[tuple[str, str]]:
         deprecated, sunset = _epoch(version.deprecated_at), _epoch(version.sunset_at)
         headers: list[tuple[str, str]] = []
-        # The contract (spec 9) writes ``Deprecation: <http-date>``; without a declared date, the
-        # deprecation counts from now on.
-        headers.append(("Deprecation", http_date(deprecated if deprecated is not None else now)))
+        # RFC 9745: an sf-date; without a declared date, the deprecation counts from now on.
+        headers.append(("Deprecation", f"@{int(deprecated if deprecated is not None else now)}"))
         if sunset is not None:
             headers.append(("Sunset", http_date(sunset)))
         links = [f'<{base_url}{POLICY_PATH}>; rel="deprecation"; type="text/markdown"']

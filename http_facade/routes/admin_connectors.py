@@ -2,8 +2,7 @@
 
 ``/admin/office_suite/...`` has per-user *bindings* (created with POST, rotated, deleted);
 ``/admin/search_provider/...`` has per-user *keys* (issued by rotate, deleted). Everything is
-scoped to the caller's tenant; a user id of another tenant answers 404. Every POST and PATCH takes
-a required JSON object body (spec 4.4), ``{}`` where nothing more is needed.
+scoped to the caller's tenant; a user id of another tenant answers 404.
 """
 
 from __future__ import annotations
@@ -26,18 +25,6 @@ class BindingCreate(BaseModel):
     label: str = Field(default="", max_length=200)
 
 
-class ProvisionRequest(BaseModel):
-    """Nothing to choose yet: the managed configuration is the kind's default."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class RotateRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    label: str = Field(default="", max_length=200, description="A new label; empty keeps the current one.")
-
-
 def _routes(kind: ConnectorKind) -> None:
     base = f"/admin/{kind.name}"
     cred = kind.credential
@@ -54,7 +41,11 @@ def _routes(kind: ConnectorKind) -> None:
         responses={201: {"description": "Provisioned by this call (200: it already was)."}},
     )
     async def auto_provision(
-        body: ProvisionRequest, actor: ActorDep, admin: AdminDep, request: Request, response: Response
+        actor: ActorDep,
+        admin: AdminDep,
+        request: Request,
+        response: Response,
+        body: Annotated[dict[str, Any] | None, Body()] = None,
     ) -> dict[str, Any]:
         view, created = await admin.connectors.auto_provision(actor.tenant_id, kind)
         response.status_code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
@@ -100,9 +91,9 @@ def _routes(kind: ConnectorKind) -> None:
 
     @router.post(f"{base}/{cred}/{{userId}}/rotate", tags=[tag], name=f"{kind.name}_{cred}_rotate")
     async def rotate_credential(
-        userId: str, body: RotateRequest, actor: ActorDep, admin: AdminDep, request: Request
+        userId: str, actor: ActorDep, admin: AdminDep, request: Request
     ) -> dict[str, Any]:
-        view = await admin.connectors.issue(actor.tenant_id, kind, userId, body.label, rotate=True)
+        view = await admin.connectors.issue(actor.tenant_id, kind, userId, rotate=True)
         audit_note(request, action=f"{kind.name}.{cred}.rotate", target=userId)
         return view
 
