@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from http_facade.routes.admin_common import ActorDep
 from http_facade.routes.billing_common import provider_errors
@@ -23,7 +23,7 @@ class PhaseIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     plan_id: str = Field(pattern=PLAN_ID)
-    years: int = Field(ge=1, le=5, description="Whole years; the next phase starts when this one ends.")
+    years: StrictInt = Field(ge=1, le=5, description="Whole years; the next phase starts when this one ends.")
 
 
 class ScheduleBody(BaseModel):
