@@ -59,6 +59,7 @@ class BillingStatus:
             if account and account.subscription_event_at
             else None,
             negotiated=tenant.plan_id not in book.plans,
+            contract_ends_at=timestamp(tenant.contract_ends_at),
         )
         price = book.plans.get(tenant.plan_id)
         subscription = None

@@ -70,10 +70,14 @@ class PlanBrief(BaseModel):
 
 class StandingView(BaseModel):
     state: str = Field(
-        description="trial, active, grace, contract, trial_ended, payment_overdue, subscription_ended"
+        description="trial, active, grace, contract, trial_ended, payment_overdue, subscription_ended, "
+        "contract_ended"
     )
     trial_ends_at: str
     grace_until: str | None
+    contract_ends_at: str | None = Field(
+        description="A negotiated plan's contract end (set by the platform)."
+    )
     reason: str | None
     code: str | None = Field(description="The 402 code live keys get now, if they are refused.")
 
