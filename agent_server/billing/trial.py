@@ -48,6 +48,17 @@ ANNOUNCE_WITHIN = 30 * 86_400.0  # older refusals were announced when they began
 FOREVER = float("inf")
 
 
+# A subscription started in the trial is first charged at the trial's end, when at least this much of
+# the trial is left: Stripe's Checkout takes a trial end at least 48 hours ahead. With less, it is
+# charged at payment, on every provider alike.
+TRIAL_CARRY_SECONDS = 48 * 3600.0
+
+
+def first_charge_at(trial_ends_at: float, now: float) -> float | None:
+    """When a subscription started ``now`` is first charged: the trial's end, or None (at payment)."""
+    return trial_ends_at if trial_ends_at - now >= TRIAL_CARRY_SECONDS else None
+
+
 def timestamp(value: datetime | None) -> float | None:
     """Seconds since the epoch; a naive value (SQLite) is UTC."""
     if value is None:

@@ -91,6 +91,13 @@ class StatusSubscription(BaseModel):
     cancel_at_period_end: bool
 
 
+class NextCharge(BaseModel):
+    at: str = Field(description="When: the end of the current period (RFC 3339).")
+    amount_minor: int = Field(description="The plan's price, integer minor units, without VAT.")
+    currency: str
+    first: bool = Field(description="The first charge: the subscription is in its trial until then.")
+
+
 class Card(BaseModel):
     type: str | None = None
     brand: str | None = None
@@ -106,6 +113,14 @@ class StatusView(BaseModel):
     plan: PlanBrief
     trial_ends_at: str
     standing: StandingView
+    next_charge: NextCharge | None = Field(
+        description="The subscription's next charge; null without a live one, or when it ends then."
+    )
+    first_charge_at: str | None = Field(
+        description="Without a live subscription: when one started now is first charged (the trial's "
+        "end); null: at payment."
+    )
+    prices_include_vat: bool = Field(description="false: VAT is added to the prices on each invoice.")
     subscription: StatusSubscription | None
     cancel_at_period_end: bool
     grace_until: str | None

@@ -45,6 +45,10 @@ class PlanCheckoutView(HostedCheckout):
     amount_minor: int = Field(description="The plan's price per interval, integer minor units.")
     currency: str
     interval: str | None
+    first_charge_at: str | None = Field(
+        description="When the subscription is first charged: the end of the tenant's trial (it starts "
+        "at once, trialing); null: at payment (no trial left, or under 48 hours of it)."
+    )
 
 
 class ConsultingBody(ReturnTo):

@@ -22,11 +22,12 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from agent_server.billing.money import decimal_text
 from agent_server.billing.sandbox import SandboxProvider
+from agent_server.billing.trial import moment
 from agent_server.billing.urls import SESSION_PLACEHOLDER, origin_of
 from agent_server.errors import NotFound, PaymentRequired
 from http_facade.pages.security import CSP_DIRECTIVES, PAGE_HEADERS
+from http_facade.pages.templating import money_minor
 from http_facade.routes.billing_common import BillingDep
 
 router = APIRouter(tags=["billing: sandbox pages"], default_response_class=HTMLResponse)
@@ -91,7 +92,7 @@ def _page(title: str, body: str, status: int = 200, redirects: Iterable[str] = (
 
 
 def _money(amount: int, currency: str) -> str:
-    return f"{decimal_text(amount, currency.upper())} {currency.upper()}"
+    return money_minor(amount, currency.upper())
 
 
 def _checkout_page(session: dict[str, Any], notice: str = "", status: int = 200) -> HTMLResponse:
@@ -102,6 +103,9 @@ def _checkout_page(session: dict[str, Any], notice: str = "", status: int = 200)
     )
     cards = "".join(f'<option value="{n}">{escape(label)}</option>' for n, label in CARDS)
     what = "Subscription, billed monthly" if session["mode"] == "subscription" else "One-off purchase"
+    trial_end = (session.get("subscription_data") or {}).get("trial_end")
+    if trial_end:
+        what += f", first on {moment(trial_end)} when the free trial ends: nothing is charged today"
     form = (
         f'<form method="post"><label>Card <select name="card">{cards}</select></label> '
         '<button name="action" value="pay">Pay</button> <button name="action" value="cancel">Cancel</button></form>'
@@ -111,7 +115,7 @@ def _checkout_page(session: dict[str, Any], notice: str = "", status: int = 200)
     notice_html = f'<p role="alert">{escape(notice)}</p>' if notice else ""
     body = (
         f"<p>{what}.</p><table><tr><th>Item</th><th>Quantity</th><th>Amount</th></tr>{rows}</table>"
-        f"<p>Total: {_money(session['amount_total'], session['currency'])}</p>{notice_html}{form}"
+        f"<p>Due today: {_money(session['amount_total'], session['currency'])}</p>{notice_html}{form}"
     )
     return _page("Checkout", body, status, (session["success_url"], session["cancel_url"]))
 

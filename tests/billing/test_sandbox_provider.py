@@ -40,6 +40,10 @@ async def test_the_confirmation_page_shows_the_purchase_and_completes_it(billed:
     page = await billed.client.get(page_path)
     assert page.status_code == 200 and "Starter plan" in page.text and "49.00 EUR" in page.text
     assert "nothing is charged" in page.text and page.headers["cache-control"] == "no-store"
+    # In the trial: the first charge is at its end, as Stripe's Checkout with a trial_end says.
+    trial_end = (await billed.get("status")).json()["trial_ends_at"]
+    assert f"first on {trial_end[:10]} {trial_end[11:16]} UTC when the free trial ends" in page.text
+    assert "Due today: 0.00 EUR" in page.text
 
     cancelled = await billed.client.post(page_path, data={"action": "cancel"})
     assert (
@@ -73,7 +77,7 @@ async def test_the_confirmation_page_shows_the_purchase_and_completes_it(billed:
         applied = {e.id: e.outcome for e in (await db.execute(select(BillingEvent))).scalars()}
     assert {json.loads(p)["id"] for p, _ in sent} <= set(applied)  # every one reached the pipeline
     status = (await billed.get("status")).json()
-    assert status["plan"]["id"] == "starter" and status["subscription"]["status"] == "active"
+    assert status["plan"]["id"] == "starter" and status["subscription"]["status"] == "trialing"
 
 
 async def test_the_sandbox_secret_is_generated_once_and_private(billed: Billed) -> None:
