@@ -27,7 +27,7 @@ from agent_server.billing.trial import moment
 from agent_server.billing.urls import SESSION_PLACEHOLDER, origin_of
 from agent_server.errors import NotFound, PaymentRequired
 from http_facade.pages.security import CSP_DIRECTIVES, PAGE_HEADERS
-from http_facade.pages.templating import money_minor
+from http_facade.pages.templating import money_minor, static_url
 from http_facade.routes.billing_common import BillingDep
 
 router = APIRouter(tags=["billing: sandbox pages"], default_response_class=HTMLResponse)
@@ -84,11 +84,22 @@ def page_headers(redirects: Iterable[str] = ()) -> dict[str, str]:
 
 def _page(title: str, body: str, status: int = 200, redirects: Iterable[str] = ()) -> HTMLResponse:
     html = (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
-        f"</head><body><h1>{escape(title)}</h1><p><strong>Sandbox payment provider:</strong> nothing is "
-        f"charged.</p>{body}</body></html>"
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<title>{escape(title)}</title><link rel="stylesheet" href="{static_url("css/site.css")}">'
+        f'</head><body><main class="wrap"><h1>{escape(title)}</h1><p><strong>Sandbox payment provider:'
+        f"</strong> nothing is charged.</p>{body}</main></body></html>"
     )
     return HTMLResponse(html, status_code=status, headers=page_headers(redirects))
+
+
+def _table(label: str, columns: tuple[str, ...], rows: str) -> str:
+    """A table that scrolls inside its own box on a narrow screen, as the site's tables do."""
+    head = "".join(f'<th scope="col">{escape(c)}</th>' for c in columns)
+    return (
+        f'<div class="table-scroll" role="region" aria-label="{escape(label)}" tabindex="0">'
+        f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>"
+    )
 
 
 def _money(amount: int, currency: str) -> str:
@@ -107,14 +118,15 @@ def _checkout_page(session: dict[str, Any], notice: str = "", status: int = 200)
     if trial_end:
         what += f", first on {moment(trial_end)} when the free trial ends: nothing is charged today"
     form = (
-        f'<form method="post"><label>Card <select name="card">{cards}</select></label> '
-        '<button name="action" value="pay">Pay</button> <button name="action" value="cancel">Cancel</button></form>'
+        f'<form method="post" class="stack"><label for="card">Card</label><select id="card" name="card">'
+        f'{cards}</select><p><button name="action" value="pay">Pay</button> '
+        '<button name="action" value="cancel">Cancel</button></p></form>'
         if session["status"] == "open"
         else f"<p>This checkout is {escape(session['status'])}.</p>"
     )
     notice_html = f'<p role="alert">{escape(notice)}</p>' if notice else ""
     body = (
-        f"<p>{what}.</p><table><tr><th>Item</th><th>Quantity</th><th>Amount</th></tr>{rows}</table>"
+        f"<p>{what}.</p>{_table('What is bought', ('Item', 'Quantity', 'Amount'), rows)}"
         f"<p>Due today: {_money(session['amount_total'], session['currency'])}</p>{notice_html}{form}"
     )
     return _page("Checkout", body, status, (session["success_url"], session["cancel_url"]))
@@ -175,9 +187,9 @@ async def portal_page(ref: Ref, billing: BillingDep) -> HTMLResponse:
     card_text = f"{escape(str(card['brand']))} ending {escape(str(card['last4']))}" if card else "none"
     body = (
         f"<h2>Subscriptions</h2><ul>{subs or '<li>none</li>'}</ul><h2>Card on file</h2><p>{card_text}</p>"
-        f"<h2>Invoices</h2><table><tr><th>Invoice</th><th>Status</th><th>Amount</th></tr>{rows}</table>"
-        f'<form method="post"><label>New card <select name="card">{cards}</select></label> '
-        '<button name="action" value="pay">Pay open invoices</button></form>'
+        f"<h2>Invoices</h2>{_table('Invoices', ('Invoice', 'Status', 'Amount'), rows)}"
+        f'<form method="post" class="stack"><label for="card">New card</label><select id="card" name="card">'
+        f'{cards}</select><p><button name="action" value="pay">Pay open invoices</button></p></form>'
         f'<p><a href="{escape(session["return_url"], quote=True)}">Back</a></p>'
     )
     return _page("Billing portal", body)
