@@ -4,11 +4,16 @@ that end (or without one, after the trial) live keys get 402 like any unpaid pla
 
 from __future__ import annotations
 
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent_server.timeutil import iso, utc
+from http_facade import cli
 from tests.billing.conftest import Billed
 from tests.billing.events_support import DAY, Live, end_trial, engine, plan_of
 from tests.billing.events_support import live_billed as live_billed
@@ -124,3 +129,50 @@ async def test_a_platform_admin_sets_a_negotiated_plan_with_its_contract_end(bil
         headers=billed.auth("platform"),
     )
     assert created.status_code == 201 and created.json()["contract_ends_at"] == ends
+
+
+def test_the_cli_sets_a_negotiated_plan_with_its_contract_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], provider: str
+) -> None:
+    for name in list(os.environ):
+        if name.startswith("AGENTGATE_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AGENTGATE_DATA_DIR", str(tmp_path))
+
+    def agentgate(*argv: str) -> tuple[int, str, str]:
+        code = cli.main(list(argv))
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    assert agentgate("migrate")[0] == 0
+    next_year = (datetime.now(UTC) + timedelta(days=365)).date().isoformat()
+    code, out, _ = agentgate(
+        "tenants", "create", "--name", "Big", "--plan", "enterprise", "--contract-end", next_year, "--json"
+    )
+    assert code == 0 and json.loads(out)["contract_ends_at"] == f"{next_year}T00:00:00Z"
+    code, _, err = agentgate(
+        "tenants", "create", "--name", "Small", "--plan", "starter", "--contract-end", next_year
+    )
+    assert code == 1 and "self-serve" in err  # a subscription pays for it: no contract end
+    assert agentgate("tenants", "create", "--name", "Small", "--plan", "starter")[0] == 0
+    code, _, err = agentgate("tenants", "set-plan", "--tenant", "Small", "--plan", "enterprise")
+    assert code == 1 and "sold by negotiation" in err
+    no_offset = (
+        "tenants",
+        "set-plan",
+        "--tenant",
+        "Small",
+        "--plan",
+        "enterprise",
+        "--contract-end",
+        "2030-01-01T00:00",
+    )
+    with pytest.raises(SystemExit) as usage_error:  # argparse's answer to a malformed argument
+        agentgate(*no_offset)
+    assert usage_error.value.code == 2 and "offset (Z or +01:00)" in capsys.readouterr().err
+    code, out, _ = agentgate(
+        "tenants", "set-plan", "--tenant", "Small", "--plan", "enterprise", "--contract-end", next_year
+    )
+    assert code == 0 and f"contract ends {next_year}T00:00:00Z" in out
+    code, out, _ = agentgate("tenants", "set-plan", "--tenant", "Small", "--plan", "starter", "--json")
+    assert code == 0 and json.loads(out)["contract_ends_at"] is None
