@@ -95,6 +95,11 @@ async def test_the_first_charge_of_a_subscription_started_in_the_trial_is_at_its
     provider = billed.app.state.billing.provider
     assert await provider.advance() == 0  # nothing due before the trial's end
     assert [i["amount_paid_minor"] for i in (await billed.get("invoices")).json()["data"]] == [0]
+    # A plan change in the trial prorates nothing: the trial is free whatever the plan.
+    changed = await billed.post("subscription", {"action": "change", "plan_id": "starter"})
+    assert changed.status_code == 200 and changed.json()["plan_id"] == "starter"
+    customer = (await billed.get("status")).json()["customer_id"]
+    assert await provider.store.owned("invoiceitem", customer) == []
 
     billed.advance(iso_seconds(trial_end) - billed.clock.now() + 1)
     assert await provider.advance() == 1
@@ -105,7 +110,7 @@ async def test_the_first_charge_of_a_subscription_started_in_the_trial_is_at_its
         (i["amount_paid_minor"], i["period_start"]) for i in (await billed.get("invoices")).json()["data"]
     ]
     assert paid == [
-        (39_900, trial_end),
+        (4_900, trial_end),
         (0, paid[1][1]),
     ]  # newest first: the first charge, at the trial's end
 
