@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from agent_server.data_dir import default_data_dir
@@ -13,6 +13,9 @@ from agent_server.internal_rpc.keys import InternalRpcKey
 from agent_server.llm.config import RouteEntry, UpstreamConfig
 
 Mode = Literal["sandbox", "production"]
+# The admin password `make run` supplies when none is set: published in the README, so anyone can try
+# it. Sandbox mode takes it for the bootstrap admin; production refuses to start with it.
+DEMO_PASSWORD = "agentgate-demo-password"
 
 
 def _split_csv(value: object) -> object:
@@ -334,6 +337,19 @@ class Settings(BaseSettings):
     @classmethod
     def _csv(cls, value: object) -> object:
         return _split_csv(value)
+
+    @field_validator("admin_password")
+    @classmethod
+    def _not_the_demo_password_in_production(
+        cls, value: SecretStr | None, info: ValidationInfo
+    ) -> SecretStr | None:
+        production = info.data.get("mode") == "production"
+        if production and value is not None and value.get_secret_value() == DEMO_PASSWORD:
+            raise ValueError(
+                "is the published demo password of `make run`; production refuses to start with it. "
+                "Set a password of your own (docs/accounts.md, Passwords)."
+            )
+        return value
 
     @property
     def sandbox(self) -> bool:

@@ -37,6 +37,7 @@ from http_facade.routes import (
     gateway_v1,
     gateway_v2,
     probes,
+    register,
     wellknown,
 )
 from http_facade.routes import mcp as mcp_routes
@@ -157,6 +158,7 @@ def create_app(
     for account_router in ACCOUNT_ROUTERS:
         app.include_router(account_router)
     app.include_router(chat_router(settings))  # its token header: <header_prefix>Token
+    register.offer_plans(app, services.knowledge.pack.plans)  # only self-serve plans (docs/billing.md)
     for site_router in SITE_ROUTERS:
         app.include_router(site_router)
     app.include_router(wellknown.router)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, date, datetime
 from typing import Any
 
 from agent_server.gateway.tables import ApiKey, Tenant, User
@@ -25,6 +26,7 @@ def tenant_view(tenant: Tenant) -> dict[str, Any]:
         "plan": tenant.plan_id,
         "rate_limit_per_minute": tenant.rate_limit_per_minute,
         "trial_ends_at": iso(tenant.trial_ends_at),
+        "contract_ends_at": iso(tenant.contract_ends_at),
         "created_at": iso(tenant.created_at),
     }
 
@@ -60,18 +62,38 @@ def key_view(key: ApiKey) -> dict[str, Any]:
 # -- tenants -------------------------------------------------------------------------------------
 
 
+def contract_end(text: str) -> datetime:
+    """``--contract-end``: an RFC 3339 time with an offset, or a date (its start, UTC)."""
+    try:
+        if len(text) == 10:
+            return datetime.combine(date.fromisoformat(text), datetime.min.time(), UTC)
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date or an RFC 3339 time: {text!r}") from None
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"give the time with its offset (Z or +01:00): {text!r}")
+    return moment
+
+
+CONTRACT_HELP = "a negotiated plan's contract end (2027-01-31 or 2027-01-31T18:00:00Z); its live keys get 402 from then on"
+
+
 def _tenants_args(parser: argparse.ArgumentParser) -> None:
     subcommands = actions(parser)
     create = add_action(subcommands, "create", "Create a tenant")
     create.add_argument("--name", required=True)
     create.add_argument("--plan", default="starter", help="starter, professional or enterprise")
     create.add_argument("--rate-limit", type=int, help="negotiated requests per minute per key")
+    create.add_argument("--contract-end", type=contract_end, help=CONTRACT_HELP)
     add_action(subcommands, "list", "List the tenants")
     set_plan = add_action(subcommands, "set-plan", "Move a tenant to another plan")
     set_plan.add_argument("--tenant", required=True, help="tenant id or name")
     set_plan.add_argument("--plan", required=True)
     set_plan.add_argument(
         "--rate-limit", type=int, help="also set the negotiated requests per minute per key"
+    )
+    set_plan.add_argument(
+        "--contract-end", type=contract_end, help=f"{CONTRACT_HELP}; needed to move onto a negotiated plan"
     )
 
 
@@ -81,7 +103,9 @@ def tenants(args: argparse.Namespace, settings: Settings) -> int:
     from agent_server.gateway import provision
 
     async def create() -> int:
-        tenant = await provision.create_tenant(settings, args.name, args.plan, args.rate_limit)
+        tenant = await provision.create_tenant(
+            settings, args.name, args.plan, args.rate_limit, args.contract_end
+        )
         text = f"tenant {tenant.id} ({tenant.name}), plan {tenant.plan_id}, trial ends {tenant.trial_ends_at:%Y-%m-%d}"
         emit(args, tenant_view(tenant), text)
         return 0
@@ -92,9 +116,13 @@ def tenants(args: argparse.Namespace, settings: Settings) -> int:
         return 0
 
     async def set_plan() -> int:
-        change = await provision.set_plan(settings, args.tenant, args.plan, args.rate_limit)
+        change = await provision.set_plan(
+            settings, args.tenant, args.plan, args.rate_limit, args.contract_end
+        )
         tenant = change.tenant
         text = f"tenant {tenant.id} ({tenant.name}): plan {change.previous_plan} -> {tenant.plan_id}"
+        if tenant.contract_ends_at is not None:
+            text += f", contract ends {iso(tenant.contract_ends_at)}"
         if change.paid_plan:
             text += (
                 f"\nnote: its subscription pays for the {change.paid_plan} plan; the payment provider's "

@@ -7,8 +7,11 @@
   digits or symbols at its ends, leaving a word or at least ``MIN_SYMBOLIC_CORE`` digits), the
   password is one on the list: ``Password2024!``, ``p@ssw0rd!!``, ``passwordpassword``,
   ``123456789012``.
+- ``published``: the same reading gives a password this product publishes (the demo password of the
+  README and the Makefile), which anyone can try: ``Agentgate-Demo-Password!``.
 - ``account_words``: the same reading gives one of the account's own words (e-mail address, its
-  parts, organisation, service name): ``acmecorp2024!`` for Acme Corp.
+  parts, organisation, service name): ``acmecorp2024!`` for Acme Corp; or the password is only such
+  words joined by punctuation, each read the same way: ``agentgate-acme-corp`` for Acme Corp.
 - ``guessable``: zxcvbn estimates fewer than 10^``MIN_GUESSES_LOG10`` guesses (its score 3, "moderate
   protection from an offline slow-hash attack"; we store argon2id), with the account's words as its
   user inputs: ``monkeydragon12``, ``abcdefghijkl``.
@@ -29,7 +32,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from types import ModuleType
 from typing import Any, Literal
 
-Finding = Literal["breached", "account_words", "guessable"]
+from agent_server.settings import DEMO_PASSWORD
+
+Finding = Literal["breached", "published", "account_words", "guessable"]
+PUBLISHED = frozenset({DEMO_PASSWORD})
 
 MAX_ADDED = 8  # digits or symbols around a listed password, in total (a date like 19851231 is 8)
 # A listed number under 6 digits inside a longer number is chance, not a leaked password with additions:
@@ -47,6 +53,8 @@ _SUBSTITUTED |= {"+": "t", "7": "t", "%": "x", "2": "z"}
 # Two readings of the substituted characters: 1 and | stand for i or for l.
 _READ_BACK = (str.maketrans(_SUBSTITUTED), str.maketrans(_SUBSTITUTED | {"1": "l", "|": "l"}))
 _WORD_SEPARATORS = re.compile(r"[\W_]+")
+# What joins words in a passphrase; not the look-alike symbols (@, !, |, $, +, ...), which stand for letters.
+_JOINERS = re.compile(r"[\s\-_.,:;/\\*#&~=^'\"`?]+")
 _GREEDY_REPEAT, _LAZY_REPEAT = re.compile(r"(.+)\1+"), re.compile(r"(.+?)\1+")
 _ZXCVBN_MATCHERS = (
     "dictionary_match",
@@ -91,15 +99,30 @@ def account_words(inputs: Iterable[str]) -> list[str]:
 
 def assess(password: str, words: Sequence[str] = ()) -> Finding | None:
     """Why ``password`` is refused, or None. CPU-bound (median ~3 ms, at most ~20 ms): run it off the loop."""
-    longest = max(_longest_listed(), *map(len, words), 0)
+    longest = max(_longest_listed(), *map(len, words), *map(len, PUBLISHED))
     cores = set(_cores(password, longest))
     if not cores.isdisjoint(breach_list()):
         return "breached"
-    if not cores.isdisjoint(words):
+    if not cores.isdisjoint(PUBLISHED):
+        return "published"
+    if not cores.isdisjoint(words) or _joined_account_words(password, frozenset(words)):
         return "account_words"
     if estimate_guesses_log10(password, words) < MIN_GUESSES_LOG10:
         return "guessable"
     return None
+
+
+def _joined_account_words(password: str, words: frozenset[str]) -> bool:
+    """Two or more parts joined by punctuation, each either digits and symbols only or, read without
+    predictable changes, one of the account's words (``Agentgate.Acme-2024``)."""
+    parts = [part for part in _JOINERS.split(password.lower()) if part]
+    wordy = [part for part in parts if not _symbolic(part)]
+    if len(parts) < 2 or not wordy:
+        return False
+    return all(
+        any(reading in words for core in _without_additions(part) for reading in {core, *_read_back(core)})
+        for part in wordy
+    )
 
 
 def estimate_guesses_log10(password: str, words: Sequence[str] = ()) -> float:

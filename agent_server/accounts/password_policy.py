@@ -1,10 +1,11 @@
 """The one password rule, for every path that sets a password (registration, change, reset, CLI, bootstrap).
 
 At least 12 characters and at most 1024 bytes; then refused when it is, up to predictable changes, a
-leaked password or the account's own words, or when it is easy to guess (``breach.py``, offline and
-always on); then, when ``AGENTGATE_PASSWORD_BREACH_API_URL`` is set, refused when the k-anonymity
-range API has seen it in a breach (``breach_range.py``; if that service is down the offline verdict
-stands). Passwords already stored are never checked again: only setting one is.
+leaked password, the product's published demo password or the account's own words (alone or joined
+by punctuation), or when it is easy to guess (``breach.py``, offline and always on); then, when
+``AGENTGATE_PASSWORD_BREACH_API_URL`` is set, refused when the k-anonymity range API has seen it in a
+breach (``breach_range.py``; if that service is down the offline verdict stands). Passwords already
+stored are never checked again: only setting one is.
 """
 
 from __future__ import annotations
@@ -30,10 +31,16 @@ _REFUSALS: dict[Finding, tuple[str, str]] = {
         "letters for look-alike symbols, repeating it or adding digits, a year or symbols does not "
         f"make it safe. {_CHOOSE}",
     ),
+    "published": (
+        "password_breached",
+        "This password is published: it is the demo password of this product's README and Makefile, so "
+        f"anyone can try it. {_CHOOSE}",
+    ),
     "account_words": (
         "password_too_guessable",
         "This password is built on your own details (e-mail address, organisation or the service's "
-        f"name), which attackers try first. {_CHOOSE}",
+        "name, alone or joined by punctuation), which attackers try first. "
+        f"{_CHOOSE}",
     ),
     "guessable": (
         "password_too_guessable",

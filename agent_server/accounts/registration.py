@@ -3,7 +3,9 @@
 ``register`` records a pending registration and queues one mail in the same transaction. An e-mail
 that already has an account gets the same answer and a different mail ("you have an account"), so
 the answer never tells whether an address is known. ``verify`` uses the link once: it creates the
-tenant (trial from the plan) and its first admin, and signs the admin in.
+tenant (trial from the plan) and its first admin, and signs the admin in. Only self-serve plans are
+offered (``plans.self_serve``: a list price); a negotiated plan is set by a platform administrator
+with a contract end (docs/billing.md, "Plans").
 """
 
 from __future__ import annotations
@@ -246,8 +248,12 @@ class Registrations:
     ) -> tuple[Tenant, User]:
         """The tenant and its first admin, in the transaction that uses the link up."""
         plan = await session.get(PlanRecord, pending.plan_id)
-        if plan is None:
-            raise ValidationFailed(f"The plan '{pending.plan_id}' is no longer offered; register again.")
+        if plan is None or not plan.self_serve:
+            raise ValidationFailed(
+                f"The plan '{pending.plan_id}' is no longer offered; register again.",
+                code="plan_not_purchasable",
+                param="plan",
+            )
         name = organisation_name(organisation) if organisation else pending.organisation
         tenant = repo.new_tenant(now, name, plan)
         user = repo.new_user(now, tenant.id, pending.email, pending.password_hash, FIRST_ADMIN)
@@ -274,14 +280,21 @@ class Registrations:
         return tenant, user
 
     async def _plan(self, plan_id: str) -> PlanRecord:
+        """A self-serve plan; a negotiated one (no list price) is 400 ``plan_not_purchasable``."""
         async with self.db.session() as session:
             plan = await session.get(PlanRecord, plan_id)
-            if plan is None:
-                offered = (await session.execute(select(PlanRecord.id).order_by(PlanRecord.id))).scalars()
-                raise ValidationFailed(
-                    f"Unknown plan '{plan_id}'; choose one of {', '.join(offered)}.", param="plan"
-                )
-            return plan
+            if plan is not None and plan.self_serve:
+                return plan
+            query = select(PlanRecord.id).where(PlanRecord.self_serve).order_by(PlanRecord.id)  # type: ignore[arg-type]
+            offered = ", ".join((await session.execute(query)).scalars())
+        if plan is None:
+            raise ValidationFailed(f"Unknown plan '{plan_id}'; choose one of {offered}.", param="plan")
+        raise ValidationFailed(
+            f"The {plan.name} plan is sold by contract, not by registration: choose one of {offered}, "
+            "or talk to us about a contract.",
+            code="plan_not_purchasable",
+            param="plan",
+        )
 
     @staticmethod
     def _refuse(state: str) -> ValidationFailed:

@@ -8,12 +8,14 @@ callers record the audit entry their way (the JSON route through the audit middl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from agent_server.accounts.names import organisation_name
+from agent_server.billing.contracts import contract_end
 from agent_server.billing.trial import Standing, StandingGate
 from agent_server.clock import Clock
 from agent_server.errors import Conflict, ValidationFailed
@@ -81,6 +83,7 @@ async def create_tenant(
     plan_id: str,
     rate_limit: int | None = None,
     admin_email: str | None = None,
+    contract_ends_at: datetime | None = None,
 ) -> tuple[Tenant, str | None]:
     """The new tenant, and the e-mail address invited as its first admin (a link to choose a
     password, mailed once the transaction is committed), if any."""
@@ -90,6 +93,14 @@ async def create_tenant(
         if plan is None:
             raise ValidationFailed(f"Unknown plan '{plan_id}'.", param="plan_id")
         tenant = repo.new_tenant(now, organisation_name(name, "name"), plan, rate_limit)
+        tenant.contract_ends_at = contract_end(
+            plan_name=plan.name,
+            self_serve=plan.self_serve,
+            moving_in=False,  # a new tenant starts with its trial; without an end, the trial is all
+            ends_at=contract_ends_at,
+            current=None,
+            now=now,
+        )
         try:
             session.add(tenant)
             await session.flush()

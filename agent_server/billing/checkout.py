@@ -9,7 +9,7 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field
+from pydantic import BaseModel, ConfigDict, EmailStr, Field, StrictInt
 
 from agent_server.billing.money import decimal_text, to_minor
 from agent_server.billing.port import BillingProvider, Price
@@ -26,7 +26,9 @@ class CheckoutBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     item_id: str = Field(min_length=1, max_length=100, description="A purchasable id of a catalogue.")
-    quantity: int = Field(default=1, ge=1, le=50, description="Training seats; 1 for consulting packages.")
+    quantity: StrictInt = Field(
+        default=1, ge=1, le=50, description="Training seats; 1 for consulting packages (a JSON integer)."
+    )
     email: EmailStr = Field(description="Where the confirmation goes.")
     name: str | None = Field(default=None, max_length=200, description="Buyer's name or company.")
 

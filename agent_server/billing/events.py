@@ -157,6 +157,7 @@ class EventPipeline:
                 grace_until=timestamp(grace),
                 ended_at=float(ended) if ended is not None else None,
                 negotiated=negotiated,
+                contract_ends_at=timestamp(tenant.contract_ends_at),
             )
 
         account = ctx.account

@@ -93,6 +93,7 @@ async def _set_plan(ctx: EventContext, tenant_id: str, plan_id: str | None) -> b
     if tenant is None or tenant.plan_id == plan_id:
         return False
     tenant.plan_id = plan_id
+    tenant.contract_ends_at = None  # a subscription pays a self-serve plan: no contract of ours
     return True
 
 

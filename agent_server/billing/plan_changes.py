@@ -135,6 +135,7 @@ class PlanChanges:
             tenant = await session.get(Tenant, tenant_id)
             if tenant is not None and account.plan_id and tenant.plan_id != account.plan_id and plan_id:
                 tenant.plan_id, plan_changed = account.plan_id, True
+                tenant.contract_ends_at = None  # a subscription pays a self-serve plan: no contract
             session.add(
                 audit_entry(
                     tenant_id,

@@ -19,7 +19,7 @@ from agent_server.billing.customers import Customers, Who
 from agent_server.billing.pricebook import PriceBooks
 from agent_server.billing.purchases import order_result
 from agent_server.billing.tables import BillingOrder, PlanCheckout
-from agent_server.billing.trial import OVERDUE, PAID
+from agent_server.billing.trial import OVERDUE, PAID, first_charge_at, timestamp
 from agent_server.billing.urls import ReturnUrls
 from agent_server.clock import Clock
 from agent_server.errors import Conflict, NotFound
@@ -56,7 +56,12 @@ class PlanCheckouts:
                 code="subscription_exists",
             )
         account, _ = await self.customers.ensure(who)
-        session = await self.provider.plan_checkout(account.customer_id, price, plan_id, success, cancel)
+        tenant = await self.customers.tenant(who.tenant_id)
+        charged_at = first_charge_at(timestamp(tenant.trial_ends_at) or 0.0, self.clock.now())
+        trial_end = int(charged_at) if charged_at is not None else None
+        session = await self.provider.plan_checkout(
+            account.customer_id, price, plan_id, success, cancel, trial_end
+        )
         checkout = PlanCheckout(
             id=f"bco_{secrets.token_hex(12)}",
             tenant_id=who.tenant_id,
@@ -67,7 +72,12 @@ class PlanCheckouts:
         )
         async with self.db.session() as db:
             db.add(checkout)
-        details = {"plan_id": plan_id, "provider": self.provider.name, "amount_minor": price.amount_minor}
+        details = {
+            "plan_id": plan_id,
+            "provider": self.provider.name,
+            "amount_minor": price.amount_minor,
+            "first_charge_at": iso(utc(trial_end)) if trial_end else None,
+        }
         await self.audit.record(
             actor=who.user_id,
             tenant_id=who.tenant_id,
@@ -89,6 +99,7 @@ class PlanCheckouts:
             "amount_minor": price.amount_minor,
             "currency": price.currency,
             "interval": price.interval,
+            "first_charge_at": iso(utc(trial_end)) if trial_end else None,
         }
 
     async def _owned(self, who: Who, ref: str) -> PlanCheckout | BillingOrder:

@@ -105,8 +105,17 @@ class BillingProvider(Protocol):
         ...
 
     async def plan_checkout(
-        self, customer_id: str, price: Price, plan_id: str, success_url: str, cancel_url: str
-    ) -> HostedSession: ...
+        self,
+        customer_id: str,
+        price: Price,
+        plan_id: str,
+        success_url: str,
+        cancel_url: str,
+        trial_end: int | None = None,
+    ) -> HostedSession:
+        """A subscription checkout; with ``trial_end`` the subscription is ``trialing`` until then and
+        first charged at that moment (Stripe's ``trial_end``), without it charged at payment."""
+        ...
 
     async def one_off_checkout(
         self,

@@ -2,7 +2,11 @@
 
 Tolerant on purpose: Stripe moved fields between API versions (``current_period_*`` from the
 subscription to its items; ``plan`` to ``price``), and localstripe speaks an older version, so each
-value is looked for where any of them puts it.
+value is looked for where any of them puts it. localstripe also leaves a subscription created with a
+``trial_end`` ``incomplete`` with no invoice, where Stripe says ``trialing``: a subscription that is
+``incomplete`` without any invoice but with a trial end is read as ``trialing`` (at Stripe an
+``incomplete`` subscription always has the first invoice it waits for), and a trialing
+subscription's current period ends with its trial, as at Stripe.
 """
 
 from __future__ import annotations
@@ -60,17 +64,26 @@ def metadata(obj: dict[str, Any]) -> dict[str, Any]:
     return _dict(obj.get("metadata"))
 
 
+def _status(obj: dict[str, Any]) -> str:
+    status = _str(obj.get("status")) or "incomplete"
+    if status == "incomplete" and _int(obj.get("trial_end")) and not obj.get("latest_invoice"):
+        return "trialing"
+    return status
+
+
 def subscription_of(obj: dict[str, Any]) -> Subscription:
     item = _first_item(obj)
+    status, trial_end = _status(obj), _int(obj.get("trial_end"))
+    period_end = _int(obj.get("current_period_end")) or _int(item.get("current_period_end"))
     return Subscription(
         id=object_id(obj.get("id")) or "",
         customer_id=object_id(obj.get("customer")) or "",
-        status=_str(obj.get("status")) or "incomplete",
+        status=status,
         plan_id=plan_id_of(obj),
         current_period_start=_int(obj.get("current_period_start")) or _int(item.get("current_period_start")),
-        current_period_end=_int(obj.get("current_period_end")) or _int(item.get("current_period_end")),
+        current_period_end=trial_end if status == "trialing" and trial_end else period_end,
         cancel_at_period_end=bool(obj.get("cancel_at_period_end")),
-        trial_end=_int(obj.get("trial_end")),
+        trial_end=trial_end,
     )
 
 

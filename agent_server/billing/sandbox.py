@@ -107,10 +107,18 @@ class SandboxProvider:
     # --- hosted pages ---------------------------------------------------------------------
 
     async def plan_checkout(
-        self, customer_id: str, price: Price, plan_id: str, success_url: str, cancel_url: str
+        self,
+        customer_id: str,
+        price: Price,
+        plan_id: str,
+        success_url: str,
+        cancel_url: str,
+        trial_end: int | None = None,
     ) -> HostedSession:
         stored = await self._price(price)
-        return await self.checkouts.plan(customer_id, price, stored, plan_id, success_url, cancel_url)
+        return await self.checkouts.plan(
+            customer_id, price, stored, plan_id, success_url, cancel_url, trial_end
+        )
 
     async def one_off_checkout(
         self,
@@ -154,7 +162,7 @@ class SandboxProvider:
         old, now = item["price"], self._now()
         previous = {"items": {"data": [dict(item)]}, "metadata": dict(subscription["metadata"])}
         start, end = subscription["current_period_start"], subscription["current_period_end"]
-        if prorate and end > now:
+        if prorate and end > now and subscription["status"] != "trialing":  # a trial costs nothing
             left, length = end - now, end - start
             for amount, text in (
                 (-(old["unit_amount"] * left // length), f"Unused time on {old['nickname']}"),

@@ -15,7 +15,7 @@ from agent_server.billing.sandbox_events import SandboxEvents
 from agent_server.billing.sandbox_store import SandboxStore, new_id
 
 CARDS = {"4242424242424242": "pays", "4000000000000002": "declined", "4000000000000341": "renewals_fail"}
-RENEWING = ("active", "past_due")
+RENEWING = ("active", "past_due", "trialing")
 
 
 def add_month(timestamp: int) -> int:
@@ -61,11 +61,18 @@ class SandboxBilling:
         return method
 
     async def subscribe(
-        self, customer_id: str, price: dict[str, Any], metadata: dict[str, str]
+        self,
+        customer_id: str,
+        price: dict[str, Any],
+        metadata: dict[str, str],
+        trial_end: int | None = None,
     ) -> dict[str, Any]:
-        """An active subscription billed at once: its first invoice is created and paid."""
+        """An active subscription billed at once: its first invoice is created and paid. With a
+        ``trial_end`` still ahead, as at Stripe: ``trialing`` until then, with an invoice of 0 now; the
+        first charge is the invoice of the period that starts at the trial's end (``renew_due``)."""
         start = int(self.store.clock.now())
-        end = add_month(start)
+        trialing = trial_end is not None and trial_end > start
+        end = trial_end if trialing and trial_end is not None else add_month(start)
         item = {
             "id": new_id("invoiceitem").replace("ii_", "si_"),
             "object": "subscription_item",
@@ -76,14 +83,15 @@ class SandboxBilling:
             "subscription",
             {
                 "customer": customer_id,
-                "status": "active",
+                "status": "trialing" if trialing else "active",
                 "cancel_at_period_end": False,
                 "canceled_at": None,
                 "ended_at": None,
                 "start_date": start,
                 "current_period_start": start,
                 "current_period_end": end,
-                "trial_end": None,
+                "trial_start": start if trialing else None,
+                "trial_end": end if trialing else None,
                 "metadata": metadata,
                 "items": {"object": "list", "data": [item]},
                 "latest_invoice": None,
@@ -91,14 +99,20 @@ class SandboxBilling:
             owner=customer_id,
         )
         await self.events.emit("customer.subscription.created", subscription)
-        await self.invoice(subscription, "subscription_create")
+        await self.invoice(subscription, "subscription_create", trial=trialing)
         return subscription
 
-    async def invoice(self, subscription: dict[str, Any], reason: str) -> dict[str, Any]:
-        """Invoice the subscription's current period plus the customer's pending items, and charge it."""
+    async def invoice(
+        self, subscription: dict[str, Any], reason: str, *, trial: bool = False
+    ) -> dict[str, Any]:
+        """Invoice the subscription's current period plus the customer's pending items, and charge it;
+        a trial period's line is 0."""
         price = subscription["items"]["data"][0]["price"]
         start, end = subscription["current_period_start"], subscription["current_period_end"]
-        lines = [line(price["unit_amount"], price["currency"], price["nickname"], start, end)]
+        if trial:
+            lines = [line(0, price["currency"], f"Trial period for {price['nickname']}", start, end)]
+        else:
+            lines = [line(price["unit_amount"], price["currency"], price["nickname"], start, end)]
         for pending in await self.store.owned("invoiceitem", subscription["customer"]):
             if pending.get("invoice") is None:
                 lines.append(line(pending["amount"], pending["currency"], pending["description"], start, end))

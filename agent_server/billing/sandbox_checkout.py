@@ -58,7 +58,10 @@ class SandboxCheckouts:
         plan_id: str,
         success_url: str,
         cancel_url: str,
+        trial_end: int | None = None,
     ) -> HostedSession:
+        """As Stripe's Checkout: with ``trial_end`` nothing is due today and the subscription's first
+        invoice is made at that moment."""
         items = [{"description": price.product_name, "quantity": 1, "amount_total": price.amount_minor}]
         return await self._open(
             customer_id,
@@ -66,12 +69,13 @@ class SandboxCheckouts:
             mode="subscription",
             price=stored,
             line_items={"object": "list", "data": items},
-            amount_total=price.amount_minor,
+            amount_total=0 if trial_end else price.amount_minor,
             currency=price.currency.lower(),
             client_reference_id=None,
             success_url=success_url,
             cancel_url=cancel_url,
             metadata={"plan_id": plan_id},
+            subscription_data={"trial_end": trial_end},
         )
 
     async def one_off(
@@ -148,7 +152,10 @@ class SandboxCheckouts:
         if session["mode"] == "subscription":
             customer = await self.required("customer", session["customer"])
             await self.billing.attach_card(customer, card_number)
-            subscription = await self.billing.subscribe(customer["id"], session["price"], session["metadata"])
+            trial_end = (session.get("subscription_data") or {}).get("trial_end")
+            subscription = await self.billing.subscribe(
+                customer["id"], session["price"], session["metadata"], trial_end
+            )
             session["subscription"] = subscription["id"]
         intent["status"] = "succeeded"
         await self.store.save(intent)

@@ -1,7 +1,9 @@
 """``status`` and ``invoices``: what a tenant's admin reads about its billing, from our own tables.
 
 The standing (trial, active, grace, refused) is the one the gateway enforces (trial.py); the invoices
-are the rows the provider's events wrote, newest first, paginated with ``starting_after``.
+are the rows the provider's events wrote, newest first, paginated with ``starting_after``. What the
+tenant is charged next, and when: ``next_charge`` for a live subscription (its first charge, at the
+trial's end, while it is ``trialing``), ``first_charge_at`` for one started now.
 """
 
 from __future__ import annotations
@@ -13,16 +15,35 @@ from sqlalchemy import and_, or_, select
 
 from agent_server.billing.customers import Customers
 from agent_server.billing.money import decimal_text
-from agent_server.billing.pricebook import PriceBooks
-from agent_server.billing.tables import Invoice
-from agent_server.billing.trial import assess, standing_view, timestamp
+from agent_server.billing.pricebook import PriceBook, PriceBooks
+from agent_server.billing.tables import BillingAccount, Invoice
+from agent_server.billing.trial import OVERDUE, PAID, assess, first_charge_at, standing_view, timestamp
 from agent_server.errors import NotFound
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso
+from agent_server.timeutil import iso, utc
 
 
 def _iso(value: datetime | None) -> str | None:
     return iso(value) if value is not None else None
+
+
+PRICES_INCLUDE_VAT = False  # the content pack's prices are net of VAT (resources/content/README.md)
+
+
+def next_charge(account: BillingAccount | None, book: PriceBook) -> dict[str, Any] | None:
+    """The live subscription's next charge: at its period's end, the price of the plan it pays for;
+    None without one, or when it ends at its period's end."""
+    if account is None or account.subscription_status not in PAID | OVERDUE or account.cancel_at_period_end:
+        return None
+    price = book.plans.get(account.plan_id or "")
+    if price is None or account.current_period_end is None:
+        return None
+    return {
+        "at": iso(account.current_period_end),
+        "amount_minor": price.amount_minor,
+        "currency": price.currency,
+        "first": account.subscription_status == "trialing",  # the trial ends then
+    }
 
 
 def invoice_view(invoice: Invoice) -> dict[str, Any]:
@@ -59,8 +80,11 @@ class BillingStatus:
             if account and account.subscription_event_at
             else None,
             negotiated=tenant.plan_id not in book.plans,
+            contract_ends_at=timestamp(tenant.contract_ends_at),
         )
         price = book.plans.get(tenant.plan_id)
+        live = account is not None and account.subscription_status in PAID | OVERDUE
+        first = None if live else first_charge_at(timestamp(tenant.trial_ends_at) or 0.0, now)
         subscription = None
         if account is not None and account.subscription_id:
             subscription = {
@@ -88,6 +112,9 @@ class BillingStatus:
             },
             "trial_ends_at": iso(tenant.trial_ends_at),
             "standing": standing_view(standing, now, self.status_url),
+            "next_charge": next_charge(account, book),
+            "first_charge_at": iso(utc(first)) if first is not None else None,
+            "prices_include_vat": PRICES_INCLUDE_VAT,
             "subscription": subscription,
             "cancel_at_period_end": bool(account and account.cancel_at_period_end),
             "grace_until": _iso(account.grace_until) if account else None,

@@ -151,10 +151,16 @@ class StripeProvider:
     # --- checkouts and the portal ---------------------------------------------------------
 
     async def plan_checkout(
-        self, customer_id: str, price: Price, plan_id: str, success_url: str, cancel_url: str
+        self,
+        customer_id: str,
+        price: Price,
+        plan_id: str,
+        success_url: str,
+        cancel_url: str,
+        trial_end: int | None = None,
     ) -> HostedSession:
         price_id = await self.sync_price(price)
-        return await self.checkouts.plan(customer_id, price_id, plan_id, success_url, cancel_url)
+        return await self.checkouts.plan(customer_id, price_id, plan_id, success_url, cancel_url, trial_end)
 
     async def one_off_checkout(
         self,

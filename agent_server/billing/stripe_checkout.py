@@ -48,10 +48,21 @@ class StripeCheckouts:
         return {"tenant_id": tenant} if tenant else {}
 
     async def plan(
-        self, customer_id: str, price_id: str, plan_id: str, success: str, cancel: str
+        self,
+        customer_id: str,
+        price_id: str,
+        plan_id: str,
+        success: str,
+        cancel: str,
+        trial_end: int | None = None,
     ) -> HostedSession:
+        """With ``trial_end`` the subscription is first charged then (``trial_end`` of the Checkout
+        Session's ``subscription_data``, or of the subscription the SetupIntent flow creates)."""
         metadata = {"plan_id": plan_id, "price_id": price_id, **await self.tenant_of(customer_id)}
         if not self.compatible:
+            subscription_data: dict[str, Any] = {"metadata": metadata}
+            if trial_end is not None:
+                subscription_data["trial_end"] = trial_end
             params = {
                 "mode": "subscription",
                 "customer": customer_id,
@@ -59,9 +70,11 @@ class StripeCheckouts:
                 "success_url": success,
                 "cancel_url": cancel,
                 "metadata": metadata,
-                "subscription_data": {"metadata": metadata},
+                "subscription_data": subscription_data,
             }
             return await call(hosted_checkout(self.client, params, int(self.clock.now())))
+        if trial_end is not None:
+            metadata["trial_end"] = str(trial_end)  # metadata values are text
         params = {"customer": customer_id, "usage": "off_session", "metadata": metadata}
         intent = await call(
             self.client.v1.setup_intents.create_async(params, {"idempotency_key": str(uuid.uuid4())})
@@ -156,11 +169,14 @@ class StripeCheckouts:
             await call(self.client.v1.payment_methods.attach_async(method, {"customer": customer}))
             default = {"invoice_settings": {"default_payment_method": method}}
             await call(self.client.v1.customers.update_async(customer, default))
-            params = {
+            params: dict[str, Any] = {
                 "customer": customer,
                 "items": [{"plan": metadata["price_id"]}],
                 "metadata": {k: v for k, v in metadata.items() if k in ("tenant_id", "plan_id")},
             }
+            trial_end = int(metadata.get("trial_end") or 0)
+            if trial_end > self.clock.now():  # the rest of the tenant's trial: charged at its end
+                params["trial_end"] = trial_end
             subscription = await call(
                 self.client.v1.subscriptions.create_async(params, idempotency("subscription", ref))
             )

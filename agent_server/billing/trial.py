@@ -3,8 +3,10 @@
 The rule (docs/billing.md, "Trial end and grace"): once ``tenants.trial_ends_at`` has passed without
 an active (or trialing-at-the-provider) subscription, live keys get 402 ``trial_ended``; a failed
 renewal keeps access until ``grace_until`` and then gives 402 ``payment_overdue``; a subscription
-that ended gives 402 ``subscription_ended``. Sandbox keys (``sk_test_``) are never refused, and plans
-without a list price (negotiated, billed by contract) are never refused.
+that ended gives 402 ``subscription_ended``. A plan without a list price (negotiated, billed by
+contract) is paid by its contract until ``tenants.contract_ends_at`` and then gets 402
+``contract_ended``; without a contract end it is an unpaid plan like any other (402 ``trial_ended``
+after the trial). Sandbox keys (``sk_test_``) are never refused.
 
 No query per request: like the token quota (agent_server/gateway/quota.py), a scan every few
 seconds builds the tenants that are, or will be within a day, refused, each with the moment the
@@ -46,6 +48,17 @@ ANNOUNCE_WITHIN = 30 * 86_400.0  # older refusals were announced when they began
 FOREVER = float("inf")
 
 
+# A subscription started in the trial is first charged at the trial's end, when at least this much of
+# the trial is left: Stripe's Checkout takes a trial end at least 48 hours ahead. With less, it is
+# charged at payment, on every provider alike.
+TRIAL_CARRY_SECONDS = 48 * 3600.0
+
+
+def first_charge_at(trial_ends_at: float, now: float) -> float | None:
+    """When a subscription started ``now`` is first charged: the trial's end, or None (at payment)."""
+    return trial_ends_at if trial_ends_at - now >= TRIAL_CARRY_SECONDS else None
+
+
 def timestamp(value: datetime | None) -> float | None:
     """Seconds since the epoch; a naive value (SQLite) is UTC."""
     if value is None:
@@ -57,11 +70,13 @@ def timestamp(value: datetime | None) -> float | None:
 class Standing:
     """Where a tenant stands now, and from when its live keys are refused if nothing changes."""
 
-    state: str  # trial, active, grace, contract, trial_ended, payment_overdue, subscription_ended
+    # trial, active, grace, contract, trial_ended, payment_overdue, subscription_ended, contract_ended
+    state: str
     refused_from: float  # FOREVER: not on the way to a refusal
     code: str | None  # the 402's code once refused
     trial_ends_at: float
     grace_until: float | None
+    contract_ends_at: float | None = None
 
     def refused(self, now: float) -> bool:
         return now >= self.refused_from
@@ -75,14 +90,22 @@ def assess(
     grace_until: float | None,
     ended_at: float | None = None,
     negotiated: bool = False,
+    contract_ends_at: float | None = None,
 ) -> Standing:
     """The standing from the tenant's trial and its billing account (``status`` None: no account)."""
 
     def standing(state: str, refused_from: float, code: str | None) -> Standing:
-        return Standing(state, refused_from, code, trial_ends_at, grace_until)
+        return Standing(state, refused_from, code, trial_ends_at, grace_until, contract_ends_at)
 
     if negotiated:
-        return standing("contract", FOREVER, None)
+        # Paid by its contract, not by a subscription (which pays for a self-serve plan). Refused from
+        # the contract's end, or the trial's when that is later (or there is no contract).
+        end = contract_ends_at
+        in_contract = end is not None and now < end
+        if end is not None and end > trial_ends_at:
+            return standing("contract" if in_contract else "contract_ended", end, "contract_ended")
+        state = "contract" if in_contract else "trial_ended" if now >= trial_ends_at else "trial"
+        return standing(state, trial_ends_at, "trial_ended")
     if status in PAID:
         return standing("active", FOREVER, None)
     if status in OVERDUE:
@@ -96,33 +119,52 @@ def assess(
     return standing("trial_ended" if now >= trial_ends_at else "trial", trial_ends_at, "trial_ended")
 
 
+def moment(value: float) -> str:
+    """A time for people: ``2026-06-01 14:00 UTC``."""
+    return utc(value).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def refusal_message(code: str, moment: float, status_url: str) -> str:
     day = iso(utc(moment))[:10]
     first = {
         "trial_ended": f"The 14-day trial of this tenant ended on {day} without a subscription.",
         "payment_overdue": f"The last renewal payment failed and the grace period ended on {day}.",
         "subscription_ended": f"The tenant's subscription ended on {day}.",
+        "contract_ended": f"The tenant's contract for its negotiated plan ended on {day}.",
     }[code]
+    remedy = "the contract is renewed" if code == "contract_ended" else "the tenant subscribes or pays"
     return (
-        f"{first} Live keys are paused until the tenant subscribes or pays; sandbox (sk_test_) keys "
-        f"keep working. Billing status: {status_url}"
+        f"{first} Live keys are paused until {remedy}; sandbox (sk_test_) keys keep working. "
+        f"Billing status: {status_url}"
     )
 
 
 def standing_view(standing: Standing, now: float, status_url: str) -> dict[str, Any]:
-    """What ``status`` shows as ``standing``: {state, trial_ends_at, grace_until, reason, code}."""
+    """What ``status`` shows as ``standing``: {state, trial_ends_at, grace_until, contract_ends_at,
+    reason, code}."""
     refused = standing.refused(now)
     reason = None
     if refused and standing.code:
         reason = refusal_message(standing.code, standing.refused_from, status_url)
-    elif standing.state == "grace":
-        reason = "The last renewal payment failed; live keys keep working until grace_until."
+    elif standing.state == "grace" and standing.grace_until is not None:
+        reason = (
+            f"The last renewal payment failed; live keys keep working until {moment(standing.grace_until)} "
+            "unless it is paid by then."
+        )
     elif standing.state == "trial":
-        reason = "In the free trial; subscribe before trial_ends_at to keep live keys working."
+        reason = (
+            f"In the free trial until {moment(standing.trial_ends_at)}; subscribe before then to keep "
+            "live keys working."
+        )
+    elif standing.state == "contract" and standing.contract_ends_at is not None:
+        reason = f"Billed by contract until {moment(standing.contract_ends_at)}; live keys work until then."
     return {
         "state": standing.state,
         "trial_ends_at": iso(utc(standing.trial_ends_at)),
         "grace_until": iso(utc(standing.grace_until)) if standing.grace_until is not None else None,
+        "contract_ends_at": iso(utc(contract))
+        if (contract := standing.contract_ends_at) is not None
+        else None,
         "reason": reason,
         "code": standing.code if refused else None,
     }
@@ -135,6 +177,7 @@ _COLUMNS = (
     BillingAccount.subscription_status,
     BillingAccount.grace_until,
     BillingAccount.subscription_event_at,
+    Tenant.contract_ends_at,
 )
 
 
@@ -158,7 +201,7 @@ class StandingGate:
         raise PaymentRequired(entry[2], code=entry[1])
 
     def _assess_row(self, row: Any, now: float) -> Standing:
-        _, plan_id, trial_ends_at, status, grace_until, event_at = row
+        _, plan_id, trial_ends_at, status, grace_until, event_at, contract_ends_at = row
         return assess(
             now,
             trial_ends_at=timestamp(trial_ends_at) or 0.0,
@@ -166,6 +209,7 @@ class StandingGate:
             grace_until=timestamp(grace_until),
             ended_at=float(event_at) if event_at is not None else None,
             negotiated=plan_id in self.negotiated_plans,
+            contract_ends_at=timestamp(contract_ends_at),
         )
 
     def _entry(self, standing: Standing) -> tuple[float, str, str] | None:
@@ -184,8 +228,13 @@ class StandingGate:
                 or_(
                     BillingAccount.subscription_status.is_(None),  # type: ignore[union-attr]
                     BillingAccount.subscription_status.not_in(PAID),  # type: ignore[union-attr]
+                    Tenant.plan_id.in_(self.negotiated_plans),  # type: ignore[attr-defined]
                 ),
-                or_(Tenant.trial_ends_at <= horizon, BillingAccount.grace_until <= horizon),  # type: ignore[operator]
+                or_(
+                    Tenant.trial_ends_at <= horizon,  # type: ignore[operator]
+                    BillingAccount.grace_until <= horizon,  # type: ignore[operator]
+                    Tenant.contract_ends_at <= horizon,  # type: ignore[operator]
+                ),
             )
         )
         self._refreshed = {}

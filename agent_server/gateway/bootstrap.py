@@ -16,17 +16,16 @@ from sqlalchemy.exc import IntegrityError
 from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.errors import ValidationFailed
 from agent_server.gateway import repository as repo
+from agent_server.gateway.passwords import hash_password
 from agent_server.gateway.tables import PlanRecord
 from agent_server.services import Services
-from agent_server.settings import Settings
+from agent_server.settings import DEMO_PASSWORD, Settings
 
 log = logging.getLogger("agentgate.gateway")
 DEMO_TENANT = "Demo"
 DEMO_PLAN = "professional"
 DEMO_SCOPES = ["chat", "models"]
 BOOTSTRAP_PERMISSIONS = ["platform:admin", "tenant:admin"]
-# The password `make run` supplies when the operator sets none: public, so the banner shows it.
-DEMO_PASSWORD = "agentgate-demo-password"
 
 
 async def bootstrap(services: Services) -> None:
@@ -44,13 +43,7 @@ async def bootstrap(services: Services) -> None:
                 f"  agentgate keys create --tenant {existing.tenant_id} --scopes chat,models --name demo"
             )
         return
-    policy = PasswordPolicy(settings, services.http)
-    try:  # the same rule as every other password: a breached one stops the start
-        password_hash = await policy.hash_new(
-            settings.admin_password.get_secret_value(), user_inputs=[email, DEMO_TENANT]
-        )
-    except ValidationFailed as exc:
-        raise ValueError(f"AGENTGATE_ADMIN_PASSWORD: {exc.message}") from None
+    password_hash = await _admin_password_hash(services, email)
     now = services.clock.now()
     full_key: str | None = None
     try:
@@ -92,6 +85,23 @@ async def bootstrap(services: Services) -> None:
                 ]
             )
         )
+
+
+async def _admin_password_hash(services: Services, email: str) -> str:
+    """The same rule as every other password: a refused one stops the start. The one exception is the
+    published demo password in sandbox mode, which `make run` supplies; production refuses it at start
+    (settings.py) and the rule refuses it everywhere else."""
+    settings = services.settings
+    assert settings.admin_password is not None
+    password = settings.admin_password.get_secret_value()
+    if settings.sandbox and password == DEMO_PASSWORD:
+        return await hash_password(password)
+    try:
+        return await PasswordPolicy(settings, services.http).hash_new(
+            password, user_inputs=[email, DEMO_TENANT]
+        )
+    except ValidationFailed as exc:
+        raise ValueError(f"AGENTGATE_ADMIN_PASSWORD: {exc.message}") from None
 
 
 def _shown_password(password: str) -> str:

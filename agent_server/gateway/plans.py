@@ -1,4 +1,9 @@
-"""Plans and entitlements: seeded from the content pack, held in memory for the hot path."""
+"""Plans and entitlements: seeded from the content pack, held in memory for the hot path.
+
+A plan with a list price (``plans.yaml`` ``price_monthly``) is self-serve: registration offers it and
+a checkout sells it. A plan without one (``price_monthly: null``) is negotiated: only a platform
+administrator sets it, with a contract end (docs/billing.md, "Plans").
+"""
 
 from __future__ import annotations
 
@@ -28,12 +33,22 @@ class PlanInfo:
     grant: ModelGrant  # the models of plans.yaml: ids and patterns
     features: frozenset[str]
     max_keys: int | None = None  # active API keys per tenant; None: no limit
+    self_serve: bool = True  # False: negotiated, set by a platform administrator with a contract end
 
     def limit_for(self, tenant_override: int | None, negotiated_default: int) -> int:
         """Per-key requests per window: the tenant's negotiated value, else the plan's, else the default."""
         if tenant_override is not None:
             return tenant_override
         return self.requests_per_minute if self.requests_per_minute is not None else negotiated_default
+
+
+def self_serve(plan: Plan) -> bool:
+    """Registration offers the plan: it has a list price. ``price_monthly: null`` is sold by negotiation."""
+    return plan.price_monthly is not None
+
+
+def self_serve_plans(plans: Iterable[Plan]) -> list[Plan]:
+    return [plan for plan in plans if self_serve(plan)]
 
 
 def check_scopes(plan: PlanInfo, scopes: Iterable[str]) -> list[str]:
@@ -61,6 +76,7 @@ def _info(record: PlanRecord) -> PlanInfo:
         grant=ModelGrant(record.models),
         features=frozenset(record.features),
         max_keys=record.max_keys,
+        self_serve=record.self_serve,
     )
 
 
@@ -82,6 +98,7 @@ async def seed_plans(db: Database, plans: Iterable[Plan], now: float) -> None:
             features=list(plan.features),
             max_keys=plan.max_keys,
             updated_at=utc(now),
+            self_serve=self_serve(plan),
         )
         for plan in plans
     ]

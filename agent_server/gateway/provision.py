@@ -9,10 +9,12 @@ running servers within their key cache TTL, and a rotation queues the ``key.rota
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import select
 
 from agent_server.accounts.password_policy import PasswordPolicy
+from agent_server.billing.contracts import contract_end
 from agent_server.billing.handlers import LIVE
 from agent_server.billing.tables import BillingAccount
 from agent_server.errors import NotFound, ValidationFailed
@@ -35,9 +37,27 @@ async def _tenant(db: Database, id_or_name: str) -> Tenant:
 # -- tenants -------------------------------------------------------------------------------------
 
 
-async def create_tenant(settings: Settings, name: str, plan: str, rate_limit: int | None = None) -> Tenant:
+async def create_tenant(
+    settings: Settings,
+    name: str,
+    plan: str,
+    rate_limit: int | None = None,
+    contract_ends_at: datetime | None = None,
+) -> Tenant:
     async with operator_database(settings) as op:
-        tenant = await repo.create_tenant(op.db, op.clock.now(), name, plan, rate_limit)
+        now, info, end = op.clock.now(), op.catalog.plans.get(plan), None
+        if info is not None:  # an unknown plan is refused by create_tenant
+            # A new tenant starts with its trial: a negotiated plan's contract end is optional here.
+            end = contract_end(
+                plan_name=info.name,
+                self_serve=info.self_serve,
+                moving_in=False,
+                ends_at=contract_ends_at,
+                current=None,
+                now=now,
+                param="contract_end",
+            )
+        tenant = await repo.create_tenant(op.db, now, name, plan, rate_limit, end)
         await op.record(tenant.id, "tenant.create", tenant.id, plan=plan)
         return tenant
 
@@ -54,10 +74,18 @@ class PlanChange:
     paid_plan: str | None  # a live subscription paying for another plan: its next event sets that one
 
 
-async def set_plan(settings: Settings, tenant: str, plan: str, rate_limit: int | None = None) -> PlanChange:
-    """Move a tenant to ``plan`` (and set or keep its negotiated limit); keys follow within the cache TTL."""
+async def set_plan(
+    settings: Settings,
+    tenant: str,
+    plan: str,
+    rate_limit: int | None = None,
+    contract_ends_at: datetime | None = None,
+) -> PlanChange:
+    """Move a tenant to ``plan`` (a negotiated one with its contract end; and set or keep its negotiated
+    limit); keys follow within the cache TTL, the standing at each server's next scan."""
     async with operator_database(settings) as op:
-        if plan not in op.catalog.plans:
+        info = op.catalog.plans.get(plan)
+        if info is None:
             raise ValidationFailed(
                 f"Unknown plan '{plan}'; plans: {', '.join(sorted(op.catalog.plans))}.", param="plan"
             )
@@ -67,6 +95,15 @@ async def set_plan(settings: Settings, tenant: str, plan: str, rate_limit: int |
             if record is None:  # removed a moment ago
                 raise NotFound(f"No tenant with the id or name '{tenant}'.", param="tenant")
             previous = record.plan_id
+            record.contract_ends_at = contract_end(
+                plan_name=info.name,
+                self_serve=info.self_serve,
+                moving_in=plan != previous,
+                ends_at=contract_ends_at,
+                current=record.contract_ends_at,
+                now=op.clock.now(),
+                param="contract_end",
+            )
             record.plan_id = plan
             if rate_limit is not None:
                 record.rate_limit_per_minute = rate_limit

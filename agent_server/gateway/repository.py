@@ -106,13 +106,19 @@ async def key_by_digest(db: Database, digest: str, now: float) -> KeyRow | None:
 
 
 async def create_tenant(
-    db: Database, now: float, name: str, plan_id: str, rate_limit: int | None = None
+    db: Database,
+    now: float,
+    name: str,
+    plan_id: str,
+    rate_limit: int | None = None,
+    contract_ends_at: datetime | None = None,
 ) -> Tenant:
     async with db.session() as session:
         plan = await session.get(PlanRecord, plan_id)
         if plan is None:
             raise ValidationFailed(f"Unknown plan '{plan_id}'.", param="plan")
         tenant = new_tenant(now, name, plan, rate_limit)
+        tenant.contract_ends_at = contract_ends_at
         session.add(tenant)
         await _flush_unique(session, f"A tenant named '{name}' already exists.")
     return tenant

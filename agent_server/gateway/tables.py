@@ -1,6 +1,7 @@
 """Gateway tables: plans, tenants, users, API keys and usage records (migration 0002_gateway); key
-settings, spend and tenants' own provider keys (migration 0012_keys_spend_byok); the request log's
-columns and stored bodies (migration 0017_request_log).
+settings, spend and tenants' own provider keys (migration 0012_keys_spend_byok); self-serve plans and
+contract ends (migration 0018_negotiated_plans); the request log's columns and stored bodies
+(migration 0017_request_log).
 
 Times are aware UTC ``datetime`` (SQLModel's UTCDateTime; ``DateTime(timezone=True)`` columns). JSON list columns hold small sets
 (scopes, models, features, permissions) that are always read whole.
@@ -35,6 +36,9 @@ class PlanRecord(SQLModel, table=True):
     features: list[str] = Field(sa_column=Column(JSON, nullable=False))
     updated_at: datetime
     max_keys: int | None = Field(default=None, description="active API keys per tenant; null = no limit")
+    # Registration offers it (migration 0018): plans with a list price; a negotiated one is set by a
+    # platform administrator with a contract end (docs/billing.md, "Plans").
+    self_serve: bool = Field(default=False)
 
 
 class Tenant(SQLModel, table=True):
@@ -48,6 +52,8 @@ class Tenant(SQLModel, table=True):
     created_at: datetime
     # Members sign in through the tenant's identity provider only (docs/accounts.md, "Single sign-on").
     sso_enforced: bool = Field(default=False)
+    # The end of the contract of a negotiated plan (migration 0018); live keys get 402 from then on.
+    contract_ends_at: datetime | None = None
 
 
 class User(SQLModel, table=True):

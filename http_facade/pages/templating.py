@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from agent_server.billing.money import exponent
 from http_facade.pages.security import PAGE_HEADERS
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -51,11 +53,20 @@ def static_url(path: str) -> str:
     return f"{STATIC_PATH}/{path}?v={hashlib.sha256(content).hexdigest()[:10]}"
 
 
-def money(amount: float | int | None, currency: str = "EUR") -> str:
-    """``3500.0`` -> ``3,500.00 EUR``; None is a negotiated price."""
+def money(amount: float | int | str | Decimal | None, currency: str = "EUR") -> str:
+    """The one money format of the pages: ``3500.0`` -> ``3,500.00 EUR``, ``0.075`` -> ``0.075 EUR``
+    (a price per million tokens keeps its digits), ``5000`` JPY -> ``5,000 JPY``. At least the
+    currency's own decimals, more when the amount has them; the ISO code after it. None: negotiated."""
     if amount is None:
         return "Negotiated"
-    return f"{amount:,.2f} {currency}"
+    exact = Decimal(str(amount))  # the text of the number: 0.1 stays 0.1
+    needed = max(-exact.normalize().as_tuple().exponent, 0)  # type: ignore[operator]
+    return f"{exact:,.{max(exponent(currency), needed)}f} {currency.upper()}"
+
+
+def money_minor(amount_minor: int, currency: str) -> str:
+    """Integer minor units in the same format: ``350000`` EUR -> ``3,500.00 EUR``."""
+    return money(Decimal(amount_minor).scaleb(-exponent(currency)), currency)
 
 
 def inline_code(text: str) -> Markup:
@@ -65,6 +76,7 @@ def inline_code(text: str) -> Markup:
 
 environment.globals["static"] = static_url
 environment.filters["money"] = money
+environment.filters["money_minor"] = money_minor
 environment.filters["inline_code"] = inline_code
 
 

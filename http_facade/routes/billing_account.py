@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
 from agent_server.billing.port import CustomerDetails
 from http_facade.routes.admin_common import PlatformDep
-from http_facade.routes.billing_common import URL_FIELD, BillingDep, WhoDep, no_store, who
+from http_facade.routes.billing_common import URL_FIELD, BillingDep, WhoDep, no_store, provider_errors, who
 
 router = APIRouter(tags=["billing"])
 LINE = {"max_length": 200, "pattern": r"^[^\x00-\x1f\x7f]*$"}  # one line of text, no control characters
@@ -70,10 +70,14 @@ class PlanBrief(BaseModel):
 
 class StandingView(BaseModel):
     state: str = Field(
-        description="trial, active, grace, contract, trial_ended, payment_overdue, subscription_ended"
+        description="trial, active, grace, contract, trial_ended, payment_overdue, subscription_ended, "
+        "contract_ended"
     )
     trial_ends_at: str
     grace_until: str | None
+    contract_ends_at: str | None = Field(
+        description="A negotiated plan's contract end (set by the platform)."
+    )
     reason: str | None
     code: str | None = Field(description="The 402 code live keys get now, if they are refused.")
 
@@ -85,6 +89,13 @@ class StatusSubscription(BaseModel):
     current_period_start: str | None
     current_period_end: str | None
     cancel_at_period_end: bool
+
+
+class NextCharge(BaseModel):
+    at: str = Field(description="When: the end of the current period (RFC 3339).")
+    amount_minor: int = Field(description="The plan's price, integer minor units, without VAT.")
+    currency: str
+    first: bool = Field(description="The first charge: the subscription is in its trial until then.")
 
 
 class Card(BaseModel):
@@ -102,6 +113,14 @@ class StatusView(BaseModel):
     plan: PlanBrief
     trial_ends_at: str
     standing: StandingView
+    next_charge: NextCharge | None = Field(
+        description="The subscription's next charge; null without a live one, or when it ends then."
+    )
+    first_charge_at: str | None = Field(
+        description="Without a live subscription: when one started now is first charged (the trial's "
+        "end); null: at payment."
+    )
+    prices_include_vat: bool = Field(description="false: VAT is added to the prices on each invoice.")
     subscription: StatusSubscription | None
     cancel_at_period_end: bool
     grace_until: str | None
@@ -171,6 +190,7 @@ class SyncView(BaseModel):
     "/customer",
     summary="Create or update the tenant's customer at the payment provider (e-mail, name, address, tax id)",
     response_model=CustomerView,
+    responses=provider_errors(),
 )
 async def customer(body: CustomerBody, billing: BillingDep, acting: WhoDep) -> Any:
     details = CustomerDetails(
@@ -192,6 +212,7 @@ async def customer(body: CustomerBody, billing: BillingDep, acting: WhoDep) -> A
     "/status",
     summary="The tenant's billing: plan, trial, standing, subscription, card on file",
     response_model=StatusView,
+    responses=provider_errors(),  # the card on file is asked of the provider once
 )
 async def status(billing: BillingDep, acting: WhoDep) -> Any:
     return await billing.status.status(acting.tenant_id)
@@ -201,6 +222,7 @@ async def status(billing: BillingDep, acting: WhoDep) -> Any:
     "/billing-portal",
     summary="A session of the provider's billing portal for the tenant's customer",
     response_model=PortalView,
+    responses=provider_errors(501),
 )
 async def billing_portal(body: PortalBody, billing: BillingDep, acting: WhoDep, response: Response) -> Any:
     no_store(response)
@@ -224,6 +246,7 @@ async def invoices(
     "/sync-models",
     summary="Push the plans' and models' prices to the provider's products and prices (platform admins; idempotent)",
     response_model=SyncView,
+    responses=provider_errors(),
 )
 async def sync_models(body: SyncBody, billing: BillingDep, actor: PlatformDep) -> Any:
     return await billing.sync_models(who(actor))

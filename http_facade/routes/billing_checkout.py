@@ -10,16 +10,25 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from agent_server.billing.customers import Who
 from agent_server.billing.pricebook import WORKSPACE_SEAT
 from agent_server.billing.wiring import Billing
-from http_facade.routes.billing_common import BillingDep, HostedCheckout, ReturnTo, WhoDep, no_store
+from http_facade.routes.billing_common import (
+    BillingDep,
+    HostedCheckout,
+    ReturnTo,
+    WhoDep,
+    no_store,
+    provider_errors,
+)
 
 router = APIRouter(tags=["billing"])
 ITEM_ID = {"min_length": 1, "max_length": 100, "pattern": r"^[a-z0-9][a-z0-9._-]*$"}
 ALL_KINDS = ("consulting", "training", "hardware", "workspace")
+# The provider's session id the payer comes back with; the dashboard's query takes the same bounds.
+SESSION_REF: dict[str, Any] = {"min_length": 3, "max_length": 200, "pattern": r"^[A-Za-z0-9_]+$"}
 
 
 class PlanCheckoutBody(ReturnTo):
@@ -36,6 +45,10 @@ class PlanCheckoutView(HostedCheckout):
     amount_minor: int = Field(description="The plan's price per interval, integer minor units.")
     currency: str
     interval: str | None
+    first_charge_at: str | None = Field(
+        description="When the subscription is first charged: the end of the tenant's trial (it starts "
+        "at once, trialing); null: at payment (no trial left, or under 48 hours of it)."
+    )
 
 
 class ConsultingBody(ReturnTo):
@@ -45,14 +58,14 @@ class ConsultingBody(ReturnTo):
 
 
 class WorkspaceBody(ReturnTo):
-    seats: int = Field(
+    seats: StrictInt = Field(
         ge=1, le=100, description="Member seats for one month each, at the plan's monthly price."
     )
 
 
 class HardwareBody(ReturnTo):
     item_id: str = Field(**ITEM_ID, description="A hardware offering (/api/hardware.json).")
-    quantity: int = Field(default=1, ge=1, le=10)
+    quantity: StrictInt = Field(default=1, ge=1, le=10, description="A JSON integer (not a string).")
 
 
 class ItemBody(ReturnTo):
@@ -60,7 +73,9 @@ class ItemBody(ReturnTo):
         **ITEM_ID,
         description=f"Any purchasable item: a fixed-fee package, a training, hardware or {WORKSPACE_SEAT}.",
     )
-    quantity: int = Field(default=1, ge=1, le=100, description="Seats for trainings and workspace seats.")
+    quantity: StrictInt = Field(
+        default=1, ge=1, le=100, description="Seats for trainings and workspace seats (a JSON integer)."
+    )
 
 
 class OrderItem(BaseModel):
@@ -94,7 +109,7 @@ class OrderCheckoutView(OrderView):
 class ExchangeBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    session_ref: str = Field(min_length=3, max_length=200, pattern=r"^[A-Za-z0-9_]+$")
+    session_ref: str = Field(**SESSION_REF)
 
 
 class SubscriptionBrief(BaseModel):
@@ -121,6 +136,7 @@ class ExchangeView(BaseModel):
     status_code=201,
     summary="Start a plan subscription for the token's tenant at the payment provider",
     response_model=PlanCheckoutView,
+    responses=provider_errors(),
 )
 async def create_checkout(
     body: PlanCheckoutBody, billing: BillingDep, who: WhoDep, response: Response
@@ -149,6 +165,7 @@ async def _buy(
     status_code=201,
     summary="Buy a fixed-fee consulting package (one-off)",
     response_model=OrderCheckoutView,
+    responses=provider_errors(),
 )
 async def consulting_checkout(
     body: ConsultingBody, billing: BillingDep, who: WhoDep, response: Response
@@ -162,6 +179,7 @@ async def consulting_checkout(
     status_code=201,
     summary="Buy workspace seats: one member seat for one month each, at the plan's monthly price",
     response_model=OrderCheckoutView,
+    responses=provider_errors(),
 )
 async def workspace_checkout(
     body: WorkspaceBody, billing: BillingDep, who: WhoDep, response: Response
@@ -176,6 +194,7 @@ async def workspace_checkout(
     status_code=201,
     summary="Buy a hardware offering at its list price (one-off)",
     response_model=OrderCheckoutView,
+    responses=provider_errors(),
 )
 async def hardware_checkout(body: HardwareBody, billing: BillingDep, who: WhoDep, response: Response) -> Any:
     no_store(response)
@@ -187,6 +206,7 @@ async def hardware_checkout(body: HardwareBody, billing: BillingDep, who: WhoDep
     status_code=201,
     summary="Buy any purchasable catalogue item (package, training seats, hardware, workspace seats)",
     response_model=OrderCheckoutView,
+    responses=provider_errors(),
 )
 async def item_checkout(body: ItemBody, billing: BillingDep, who: WhoDep, response: Response) -> Any:
     no_store(response)
@@ -198,6 +218,7 @@ async def item_checkout(body: ItemBody, billing: BillingDep, who: WhoDep, respon
     "/exchange-redirect",
     summary="Turn the session the payer came back with into its result: status, plan, subscription or order",
     response_model=ExchangeView,
+    responses=provider_errors(402),
 )
 async def exchange_redirect(body: ExchangeBody, billing: BillingDep, who: WhoDep) -> Any:
     return await billing.checkouts.exchange(who, body.session_ref)

@@ -7,7 +7,7 @@ included under ``/{settings.billing_path_segment}`` (billing_routers.py).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,6 +17,17 @@ from agent_server.billing.wiring import Billing
 from http_facade.routes.admin_common import Actor, ActorDep
 
 URL_FIELD = {"min_length": 8, "max_length": 500, "pattern": r"^https?://"}
+PROVIDER_TEXT = {
+    402: "The card was declined (card_declined).",
+    501: "This provider offers no billing portal (portal_unavailable).",
+    502: "The payment provider failed or refused the request (upstream_error); nothing was changed here.",
+}
+
+
+def provider_errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """What a route that calls the payment provider may answer besides its own errors: always 502,
+    and ``statuses`` (402, 501). Declared by status; /openapi.json gives them the error envelope."""
+    return {status: {"description": PROVIDER_TEXT[status]} for status in sorted({*statuses, 502})}
 
 
 def get_billing(request: Request) -> Billing:

@@ -8,9 +8,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from http_facade.routes.admin_common import ActorDep
+from http_facade.routes.billing_common import provider_errors
 from http_facade.routes.billing_subscription import ADMIN_JWT, PLAN_ID
 from http_facade.routes.billing_webhooks import engine_of
 
@@ -22,7 +23,7 @@ class PhaseIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     plan_id: str = Field(pattern=PLAN_ID)
-    years: int = Field(ge=1, le=5, description="Whole years; the next phase starts when this one ends.")
+    years: StrictInt = Field(ge=1, le=5, description="Whole years; the next phase starts when this one ends.")
 
 
 class ScheduleBody(BaseModel):
@@ -64,6 +65,7 @@ class ScheduleView(BaseModel):
     "/multi-year-schedule",
     summary="Create the tenant's multi-year schedule (yearly phases; replaces an active one)",
     response_model=ScheduleView,
+    responses=provider_errors(402),
     openapi_extra=ADMIN_JWT,
 )
 async def create_schedule(body: ScheduleBody, actor: ActorDep, request: Request) -> dict[str, Any]:

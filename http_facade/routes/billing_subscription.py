@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from agent_server.errors import ValidationFailed
 from http_facade.routes.admin_common import ActorDep
+from http_facade.routes.billing_common import provider_errors
 from http_facade.routes.billing_webhooks import engine_of
 
 router = APIRouter(tags=["billing"])
@@ -45,6 +46,7 @@ class SubscriptionView(BaseModel):
     "/subscription",
     summary="Change the plan (prorated), cancel at period end, or resume the tenant's subscription",
     response_model=SubscriptionView,
+    responses=provider_errors(402),
     openapi_extra=ADMIN_JWT,
 )
 async def subscription_action(

@@ -2,18 +2,23 @@
 
 ``GET``/``OPTIONS /register`` describe the live flow; ``POST /register`` starts it; the link in the
 mail leads to ``/register/verify``, whose GET only describes the link and whose POST uses it up.
+All three, like the registration page, offer the self-serve plans only (``offer_plans`` puts them in
+``/openapi.json`` as the enum of ``plan``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import APIRouter, FastAPI, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, model_validator
 
 from agent_server.accounts.registration import PASSKEY, PASSWORD, Application
+from agent_server.content import Plan
 from agent_server.errors import ValidationFailed
+from agent_server.gateway.plans import self_serve_plans
 from http_facade.deps import SettingsDep, client_ip
 from wellknown.registration import consultant_code, registration
 
@@ -26,7 +31,9 @@ class RegisterBody(BaseModel):
 
     email: EmailStr = Field(description="Verified by a one-time link before anything is created.")
     organisation: str = Field(min_length=2, max_length=200, description="The tenant's name.")
-    plan: str = Field(min_length=1, max_length=40, description="A plan id from GET /register.")
+    plan: str = Field(
+        min_length=1, max_length=40, description="A self-serve plan id from GET /register (its enum here)."
+    )
     method: Literal["password", "passkey"] | None = Field(
         default=None, description="Default: password when a password is sent."
     )
@@ -66,8 +73,28 @@ class VerifyBody(BaseModel):
 
 def _describe(request: Request) -> dict[str, Any]:
     accounts = request.app.state.accounts
-    plans = request.app.state.services.knowledge.pack.plans
+    plans = self_serve_plans(request.app.state.services.knowledge.pack.plans)
     return registration(accounts.settings, plans, accounts.registrations.methods, accounts.sign_in_methods)
+
+
+def offer_plans(app: FastAPI, plans: Iterable[Plan]) -> None:
+    """The self-serve plans as the enum of ``plan`` in the registration bodies of ``/openapi.json``.
+
+    Called by ``create_app`` before its OpenAPI override takes ``app.openapi``: FastAPI's document is
+    completed in place, once per app, with this app's content pack."""
+    offered = [plan.id for plan in self_serve_plans(plans)]
+    generated: Callable[[], dict[str, Any]] = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        document = generated()
+        schemas = document.get("components", {}).get("schemas", {})
+        for name in ("RegisterBody", "RegisterForm"):
+            field = schemas.get(name, {}).get("properties", {}).get("plan")
+            if field is not None:
+                field["enum"] = offered
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 @router.get("/register", summary="How self-serve registration works")

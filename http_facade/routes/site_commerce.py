@@ -18,7 +18,13 @@ router = APIRouter(tags=["site"], route_class=IdempotentRoute)
 FormsLimit = Annotated[Usage, Depends(per_ip_limit("forms"))]
 
 
-@router.post("/api/checkout.php", status_code=201, summary="Start a fixed-fee checkout", response_model=None)
+@router.post(
+    "/api/checkout.php",
+    status_code=201,
+    summary="Start a fixed-fee checkout",
+    response_model=None,
+    responses={502: {"description": "The payment provider failed; no order was opened there."}},
+)
 async def checkout(body: CheckoutBody, site: SiteDep, usage: FormsLimit) -> JSONResponse:
     order = await site.checkout.start(body)
     return JSONResponse(order_view(order), status_code=201, headers=usage.headers(), media_type=JSON_UTF8)
@@ -39,6 +45,13 @@ async def order_status(
     status_code=201,
     summary="Subscribe to the newsletter or waitlist",
     response_model=None,
+    responses={
+        201: {"description": "Subscribed."},
+        200: {
+            "description": "Already subscribed: the existing subscription, unchanged.",
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        },
+    },
 )
 async def subscribe(body: SubscribeBody, site: SiteDep, usage: FormsLimit) -> JSONResponse:
     subscription, created = await site.subscriptions.subscribe(body)

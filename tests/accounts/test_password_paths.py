@@ -46,6 +46,7 @@ async def start_failure(settings: Settings) -> str:
         ("Summer2024!!", "This password is on a list of passwords leaked in data breaches"),
         ("Agentgate2024!!", "This password is built on your own details"),
         ("qwertyuiopasdf", "This password is too easy to guess"),
+        ("Agentgate-Demo-Password!", "This password is published"),  # only the demo value itself, in sandbox
     ],
 )
 async def test_a_refused_bootstrap_password_stops_the_start(tmp_path: Path, password: str, says: str) -> None:
@@ -99,3 +100,22 @@ def test_cli_users_create_applies_the_rule(
     monkeypatch.setattr("sys.stdin", io.StringIO("copper-lantern-meadow-9\n"))
     code, out, _ = run_cli([*create, "--password-stdin", "--admin"], capsys)
     assert code == 0 and "ops@initech.example" in out
+
+
+def test_production_refuses_to_start_with_the_demo_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AGENTGATE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("AGENTGATE_MODE", "production")
+    monkeypatch.setenv("AGENTGATE_ADMIN_EMAIL", ADMIN_EMAIL)
+    monkeypatch.setenv("AGENTGATE_ADMIN_PASSWORD", "agentgate-demo-password")
+    code, out, err = run_cli(["migrate"], capsys)  # every command reads the settings first, serve too
+    assert (code, out) == (2, "")
+    assert (
+        err.startswith("error: invalid setting AGENTGATE_ADMIN_PASSWORD:")
+        and "published demo password" in err
+    )
+    with pytest.raises(ValueError, match="published demo password"):  # create_app's settings alike
+        app_settings(
+            tmp_path, mode="production", admin_email=ADMIN_EMAIL, admin_password="agentgate-demo-password"
+        )

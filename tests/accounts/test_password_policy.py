@@ -94,8 +94,32 @@ async def test_passphrases_pass(policy: PasswordPolicy, password: str) -> None:
     await policy.check(password, user_inputs=["ann@acme.example", "Acme"])
 
 
-async def test_the_demo_and_test_passwords_pass_with_their_accounts_words(policy: PasswordPolicy) -> None:
-    await policy.check("agentgate-demo-password", user_inputs=MAKEFILE_ADMIN)
+async def test_the_published_demo_password_is_refused_for_everyone(policy: PasswordPolicy) -> None:
+    """The README and the Makefile publish it: refused with any account's words, and changed
+    predictably too (only sandbox mode's bootstrap admin takes it as it is: test_password_paths.py)."""
+    for password in ("agentgate-demo-password", "Agentgate-Demo-Password!", "AGENTGATE-DEMO-PASSWORD2024"):
+        for words in (MAKEFILE_ADMIN, ["ann@globex.example", "Globex"], []):
+            error = await refusal(policy, password, *words)
+            assert error.code == "password_breached" and "demo password" in error.message
+
+
+async def test_the_products_name_and_the_organisations_words_joined_are_refused(
+    policy: PasswordPolicy,
+) -> None:
+    acme = ["ann@acme.example", "Acme Corp"]
+    for password in (
+        "agentgate-acme-corp",
+        "Acme.Corp.Agentgate",
+        "acme corp 2024 agentgate",
+        "AgentG4te_Acme_2024",
+    ):
+        error = await refusal(policy, password, *acme)
+        assert error.code == "password_too_guessable" and "joined by punctuation" in error.message
+    await policy.check("agentgate-acme-corp", user_inputs=["ann@globex.example", "Globex"])  # not theirs
+    await policy.check("acme-violet-harbour-lantern", user_inputs=acme)  # other words in it
+
+
+async def test_the_test_passwords_pass_with_their_accounts_words(policy: PasswordPolicy) -> None:
     await policy.check("demo-admin-password", user_inputs=["admin@demo.example", "Demo"])
     await policy.check("scale-test-admin-password", user_inputs=["ops@scale.example", "Demo"])
 
@@ -179,6 +203,8 @@ async def test_registration_answers_a_400_that_says_what_to_do(client: httpx.Asy
         "acmecorp2024!": "PASSWORD_TOO_GUESSABLE",
         "monkeydragon12": "PASSWORD_TOO_GUESSABLE",
         "short-pass1": "PASSWORD_TOO_SHORT",
+        "agentgate-demo-password": "PASSWORD_BREACHED",
+        "acme-corp-agentgate": "PASSWORD_TOO_GUESSABLE",
     }
     for password, code in expected.items():
         answer = await client.post("/register", json={**body, "password": password})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent_server.gateway import repository as gateway_repo
 from agent_server.gateway.passwords import hash_password
+from agent_server.timeutil import iso, utc
 from tests.admin.conftest import Receiver, World
 
 
@@ -127,8 +128,11 @@ async def test_platform_admins_list_tenants_and_change_plans(world: World) -> No
     assert listed["total"] == 3 and {t["id"] for t in listed["data"]} == set(world.tenants.values())
     assert all("password" not in str(t) for t in listed["data"])
     tenant_a = world.tenants["a"]
+    ends = iso(utc(world.clock.now() + 365 * 86_400))  # a negotiated plan is set with its contract's end
     changed = await world.client.patch(
-        f"/admin/platform/tenants/{tenant_a}", json={"plan_id": "enterprise"}, headers=auth
+        f"/admin/platform/tenants/{tenant_a}",
+        json={"plan_id": "enterprise", "contract_ends_at": ends},
+        headers=auth,
     )
     assert changed.status_code == 200 and changed.json()["plan_id"] == "enterprise"
     bad = await world.client.patch(

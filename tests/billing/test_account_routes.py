@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.billing.conftest import Billed
+from tests.billing.events_support import end_trial
 from tests.conftest import BASE_URL
 
 ADDRESS = {"line1": "Hauptstr. 1", "city": "Berlin", "postal_code": "10115", "country": "DE"}
@@ -61,7 +62,9 @@ async def test_status_shows_the_trial_then_the_subscription_and_the_card(billed:
     await billed.post("exchange-redirect", {"session_ref": checkout["session_ref"]})
     await billed.relay()
     after = (await billed.get("status")).json()
-    assert after["standing"]["state"] == "active" and after["subscription"]["status"] == "active"
+    # Subscribed in the trial: trialing until its end, which keys count as paid (first charge then).
+    assert after["standing"]["state"] == "active" and after["subscription"]["status"] == "trialing"
+    assert after["subscription"]["current_period_end"] == before["trial_ends_at"]
     assert after["subscription"]["current_period_end"] > after["subscription"]["current_period_start"]
     assert after["cancel_at_period_end"] is False and after["grace_until"] is None
     assert after["payment_method"] == {
@@ -82,6 +85,7 @@ async def test_invoices_list_the_tenants_invoices_newest_first(billed: Billed) -
         "has_more": False,
         "next_starting_after": None,
     }
+    await end_trial(billed, billed.tenants["a"])  # charged at payment (within the trial: at its end)
     checkout = (await billed.post("create-checkout", {"plan_id": "starter"})).json()
     await billed.pay(checkout)
     await billed.post("exchange-redirect", {"session_ref": checkout["session_ref"]})

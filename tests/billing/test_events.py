@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 from sqlalchemy import select
+from stripe import WebhookSignature
 
 from agent_server.billing.tables import BillingEvent, Invoice
-from tests.billing.conftest import Billed
+from tests.billing.conftest import SEGMENT, Billed
 from tests.billing.events_support import (
     account,
     actions,
@@ -15,10 +17,11 @@ from tests.billing.events_support import (
     invoice,
     new_id,
     plan_of,
+    secret_of,
     send,
     subscription,
 )
-from tests.billing.localstripe import event, webhook_secret
+from tests.billing.localstripe import event, post_event, webhook_secret
 
 
 async def test_a_bad_signature_or_an_old_timestamp_changes_nothing(billed: Billed) -> None:
@@ -44,6 +47,25 @@ async def test_a_bad_signature_or_an_old_timestamp_changes_nothing(billed: Bille
         billed, "customer.subscription.created", body, signed_at=int(billed.clock.now()) - 299
     )
     assert within.status_code == 200 and within.json()["outcome"] == "applied"
+
+
+async def test_a_header_with_a_second_timestamp_is_refused(billed: Billed) -> None:
+    """A captured hour-old delivery with a fresh ``t`` beside its own: the SDK would verify the old
+    one while a window check could read the fresh one. Any header with two timestamps is refused."""
+    tenant, now = billed.tenants["a"], int(billed.clock.now())
+    old = now - 3600
+    captured = event("customer.subscription.updated", subscription(tenant, plan_id="starter"), created=old)
+    payload = json.dumps(captured).encode()
+    signed = WebhookSignature.generate_signature_header(payload.decode(), secret_of(billed), timestamp=old)
+    mac = signed.split("v1=")[1]
+    for header in (f"v1={mac}, t={now},t={old}", f"t={old},t={now},v1={mac}", f"t={old},v1={mac}, t={now}"):
+        answer = await post_event(billed.client, f"/{SEGMENT}/webhooks", payload, "", signature=header)
+        assert answer.status_code == 400, (header, answer.text)
+        assert answer.json()["error"]["code"] == "invalid_signature"
+        assert "exactly one timestamp" in answer.json()["error"]["message"]
+    as_captured = await post_event(billed.client, f"/{SEGMENT}/webhooks", payload, "", signature=signed)
+    assert as_captured.json()["error"]["code"] == "timestamp_outside_tolerance"
+    assert await event_rows(billed) == 0 and await plan_of(billed, tenant) == "professional"
 
 
 async def test_a_replayed_event_id_changes_nothing(billed: Billed) -> None:

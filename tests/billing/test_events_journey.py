@@ -1,6 +1,7 @@
-"""The journey with each provider (the official SDK against localstripe, and the sandbox): a trialing
-tenant subscribes, the provider's signed events arrive, its plan applies to its keys at once, and
-its webhook receives ``invoice.created`` from a real delivery to a loopback receiver."""
+"""The journey with each provider (the official SDK against localstripe, and the sandbox): a tenant
+whose trial is over subscribes (charged at once), the provider's signed events arrive, its plan
+applies to its keys at once, and its webhook receives ``invoice.created`` from a real delivery to a
+loopback receiver. (Subscribing within the trial: test_plan_checkout.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from tests.admin.conftest import (
     receiver,  # noqa: F401 (registers the fixture; read with getfixturevalue)
 )
 from tests.billing.conftest import Billed
-from tests.billing.events_support import actions, invoice, plan_of, send, subscription
+from tests.billing.events_support import actions, end_trial, invoice, plan_of, send, subscription
 
 
 async def test_subscribing_applies_the_plan_and_the_tenant_webhook_gets_invoice_created(
@@ -35,7 +36,9 @@ async def test_subscribing_applies_the_plan_and_the_tenant_webhook_gets_invoice_
     professional = (await billed.client.get("/v1/models", headers=headers)).json()["data"]
     assert "gpt-4o" in {m["id"] for m in professional}
 
+    await end_trial(billed, tenant)  # sandbox keys: still served
     checkout = (await billed.post("create-checkout", {"plan_id": "starter"})).json()
+    assert checkout["first_charge_at"] is None  # no trial left: charged at payment
     await billed.pay(checkout)
     exchanged = await billed.post("exchange-redirect", {"session_ref": checkout["session_ref"]})
     assert exchanged.status_code == 200, exchanged.text
@@ -56,7 +59,7 @@ async def test_subscribing_applies_the_plan_and_the_tenant_webhook_gets_invoice_
     assert {s["data"]["invoice_id"] for s in sent} == {i["id"] for i in invoices}
     assert sent[0]["tenant_id"] == tenant and sent[0]["data"]["currency"] == "EUR"
     assert sent[0]["data"]["amount_cents"] == 4900
-    assert "billing.access_restored" not in await actions(billed, tenant)  # it was never refused
+    assert "billing.access_restored" in await actions(billed, tenant)  # the ended trial's refusal
 
 
 async def test_an_invoice_created_event_reaches_only_its_tenants_webhook(

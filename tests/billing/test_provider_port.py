@@ -16,12 +16,14 @@ from agent_server.billing.port import Price
 from agent_server.billing.signing import sign
 from agent_server.errors import ValidationFailed
 from tests.billing.conftest import Billed
+from tests.billing.events_support import end_trial
 
 PROFESSIONAL = Price("plan:professional:month", "Professional plan", 39_900, "EUR", "month")
 
 
 async def subscribed(billed: Billed) -> tuple[str, str]:
-    """(subscription id, customer id) of tenant A on Starter."""
+    """(subscription id, customer id) of tenant A on Starter, paid at once (its trial is over)."""
+    await end_trial(billed, billed.tenants["a"])
     checkout = (await billed.post("create-checkout", {"plan_id": "starter"})).json()
     await billed.pay(checkout)
     result = (await billed.post("exchange-redirect", {"session_ref": checkout["session_ref"]})).json()

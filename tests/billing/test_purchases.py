@@ -92,6 +92,16 @@ async def test_what_is_not_sold_online_is_refused(billed: Billed) -> None:
         ("checkout", {"item_id": "agent-architecture-review", "quantity": 2}, "validation_error", "quantity"),
         ("checkout", {"item_id": "nope"}, "unknown_item", "item_id"),
         ("workspace-checkout", {"seats": 0}, "validation_error", "seats"),
+        # Counts are JSON integers: a string of digits is not coerced.
+        ("workspace-checkout", {"seats": "2"}, "validation_error", "seats"),
+        (
+            "hardware-checkout",
+            {"item_id": "edge-inference-node", "quantity": "2"},
+            "validation_error",
+            "quantity",
+        ),
+        ("checkout", {"item_id": "workspace-seat", "quantity": "2"}, "validation_error", "quantity"),
+        ("checkout", {"item_id": "workspace-seat", "quantity": 2.0}, "validation_error", "quantity"),
     ]
     for path, body, code, param in cases:
         answer = await billed.post(path, body)

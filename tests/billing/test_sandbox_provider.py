@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from agent_server.billing.sandbox_events import SECRET_FILE
 from agent_server.billing.tables import BillingEvent
+from http_facade.pages.security import PAGE_HEADERS
 from tests.billing.conftest import CARDS, Billed
 from tests.conftest import BASE_URL
 
@@ -39,6 +40,10 @@ async def test_the_confirmation_page_shows_the_purchase_and_completes_it(billed:
     page = await billed.client.get(page_path)
     assert page.status_code == 200 and "Starter plan" in page.text and "49.00 EUR" in page.text
     assert "nothing is charged" in page.text and page.headers["cache-control"] == "no-store"
+    # In the trial: the first charge is at its end, as Stripe's Checkout with a trial_end says.
+    trial_end = (await billed.get("status")).json()["trial_ends_at"]
+    assert f"first on {trial_end[:10]} {trial_end[11:16]} UTC when the free trial ends" in page.text
+    assert "Due today: 0.00 EUR" in page.text
 
     cancelled = await billed.client.post(page_path, data={"action": "cancel"})
     assert (
@@ -72,7 +77,7 @@ async def test_the_confirmation_page_shows_the_purchase_and_completes_it(billed:
         applied = {e.id: e.outcome for e in (await db.execute(select(BillingEvent))).scalars()}
     assert {json.loads(p)["id"] for p, _ in sent} <= set(applied)  # every one reached the pipeline
     status = (await billed.get("status")).json()
-    assert status["plan"]["id"] == "starter" and status["subscription"]["status"] == "active"
+    assert status["plan"]["id"] == "starter" and status["subscription"]["status"] == "trialing"
 
 
 async def test_the_sandbox_secret_is_generated_once_and_private(billed: Billed) -> None:
@@ -116,3 +121,31 @@ async def test_a_failed_renewal_is_paid_in_the_portal(billed: Billed) -> None:
     assert status["payment_method"]["last4"] == "4242"
     assert [i["status"] for i in (await billed.get("invoices")).json()["data"]] == ["paid", "paid"]
     assert await provider.advance() == 0  # nothing else is due
+
+
+def _directives(csp: str) -> dict[str, list[str]]:
+    return {name: values for name, *values in (d.split() for d in csp.split(";") if d.strip())}
+
+
+async def test_the_hosted_pages_cannot_be_framed_and_carry_the_sites_page_headers(billed: Billed) -> None:
+    elsewhere = "http://localhost:3000/done?ref={CHECKOUT_SESSION_ID}"  # an allowed origin
+    body = {"plan_id": "starter", "success_url": elsewhere}
+    checkout = (await billed.post("create-checkout", body)).json()
+    path = checkout["url"].removeprefix(BASE_URL)
+    shown = await billed.client.get(path)
+    declined = await billed.client.post(path, data={"action": "pay", "card": CARDS["declined"]})
+    portal_url = (await billed.post("billing-portal", {})).json()["url"]
+    portal = await billed.client.get(portal_url.removeprefix(BASE_URL))
+    for page in (shown, declined, portal):
+        for name, value in PAGE_HEADERS.items():
+            if name != "Content-Security-Policy":
+                assert page.headers[name] == value, (name, page.url)
+        policy = _directives(page.headers["content-security-policy"])
+        assert policy["frame-ancestors"] == ["'none'"] and policy["default-src"] == ["'self'"]
+    # The checkout's answer redirects to the success or cancel URL: the policy lets the form go there.
+    assert _directives(shown.headers["content-security-policy"])["form-action"] == [
+        "'self'",
+        "http://127.0.0.1:8000",
+        "http://localhost:3000",
+    ]
+    assert _directives(portal.headers["content-security-policy"])["form-action"] == ["'self'"]

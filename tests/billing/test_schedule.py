@@ -73,6 +73,7 @@ async def test_schedule_requests_that_cannot_be_served(billed: Billed) -> None:
     for body, param in (
         ({"phases": []}, "phases"),
         ({"phases": [{"plan_id": "starter", "years": 0}]}, "years"),
+        ({"phases": [{"plan_id": "starter", "years": "2"}]}, "years"),  # a JSON integer, not text
         ({"phases": [{"plan_id": "starter", "years": 5}] * 3}, "phases"),  # more than 10 years
         (
             {"phases": [{"plan_id": "starter", "years": 1}, {"plan_id": "enterprise", "years": 1}]},

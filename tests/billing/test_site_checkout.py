@@ -50,3 +50,10 @@ async def test_a_declined_site_order_fails(billed: Billed) -> None:
     if billed.stripe is None:  # the buyer tries another card on the same page
         await billed.pay({"url": order["checkout_url"]})
         assert await order_status(billed, order["order_id"]) == "paid"
+
+
+async def test_the_site_checkout_takes_the_quantity_as_a_json_integer(billed: Billed) -> None:
+    body = {"item_id": "agent-engineering-fundamentals", "quantity": "2", "email": "buyer@example.com"}
+    answer = await billed.client.post("/api/checkout.php", json=body)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["param"] == "quantity"

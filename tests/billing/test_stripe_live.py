@@ -9,15 +9,29 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
+from sqlalchemy import update
 
 from agent_server.gateway import provision
+from agent_server.gateway.tables import Tenant
 from agent_server.settings import Settings
 from agent_server.storage import migrate
+from agent_server.storage.db import Database
+from agent_server.timeutil import utc
 from tests.billing.conftest import provider_settings
 from tests.billing.localstripe import LocalStripe, webhook_secret
 from tests.conftest import LiveServer
 
 PASSWORD = "violet-harbour-quantum-7391"
+
+
+async def trial_over(settings: Settings, tenant_id: str) -> None:
+    db = Database(settings)
+    try:
+        async with db.session() as session:
+            ended = utc(time.time() - 86_400)
+            await session.execute(update(Tenant).where(Tenant.id == tenant_id).values(trial_ends_at=ended))  # type: ignore[arg-type]
+    finally:
+        await db.dispose()
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], seconds: float = 15.0) -> None:
@@ -35,6 +49,7 @@ async def test_localstripe_delivers_the_signed_events_that_make_the_tenant_paid(
     configured = provider_settings(settings, "stripe", localstripe, secret)
     migrate.upgrade(configured)  # as `agentgate migrate` would: the operator commands need the schema
     tenant = await provision.create_tenant(configured, "Journey", "professional")
+    await trial_over(configured, tenant.id)  # charged at payment: a paid invoice to deliver
     await provision.create_user(configured, tenant.id, "owner@journey.example", PASSWORD, admin=True)
     with LiveServer(configured) as live:
         localstripe.register_webhook(f"{live.url}/billing_provider/webhooks", secret)

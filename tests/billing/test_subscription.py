@@ -7,12 +7,15 @@ from typing import Any
 import pytest
 
 from agent_server.billing.provider_objects import plan_id_of
+from tests.admin.conftest import USERS
 from tests.billing.conftest import Billed
-from tests.billing.events_support import account, actions, plan_of
+from tests.billing.events_support import account, actions, end_trial, plan_of
 from tests.billing.test_usage_billing import items_at_provider
 
 
 async def subscribe(billed: Billed, plan_id: str = "starter", who: str = "a_admin") -> dict[str, Any]:
+    """Subscribed and paid at once: the trial is over (within it the first charge waits for its end)."""
+    await end_trial(billed, billed.tenants[USERS[who][0]])
     checkout = (await billed.post("create-checkout", {"plan_id": plan_id}, who=who)).json()
     await billed.pay(checkout)
     exchanged = await billed.post("exchange-redirect", {"session_ref": checkout["session_ref"]}, who=who)

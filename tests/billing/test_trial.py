@@ -88,12 +88,6 @@ async def test_after_the_trial_live_keys_get_402_until_the_tenant_subscribes(liv
     assert "billing.access_restored" in await actions(live, tenant)
 
 
-async def test_a_negotiated_plan_is_not_refused_after_the_trial(live_billed: Live) -> None:
-    live_key, _ = await live_billed.keys("p")  # tenant P is on the enterprise plan: priced by contract
-    await end_trial(live_billed, live_billed.tenants["p"])
-    assert await chat(live_billed, live_key)
-
-
 async def fail_renewal(live: Live, tenant: str) -> None:
     """The next renewal's payment fails: the sandbox renews at the period's end with a card that
     declines renewals; with localstripe (no clock to move) the provider's two events are sent signed."""

@@ -4,6 +4,7 @@ enforces: trial, trial ended, by contract...)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from tests.gateway.conftest import Harness, TenantAdmin
@@ -31,6 +32,13 @@ async def test_tenants_are_searched_filtered_and_shown_with_their_standing(harne
     old = await create(h, platform, "Old Starter Ltd", "starter")
     h.clock.advance(15 * DAY)  # its 14-day trial is over, with no subscription
     platform.token = await h.login(platform.email)
+    contract_end = datetime.fromtimestamp(h.clock.now() + 365 * DAY, UTC).isoformat()
+    signed = await h.client.patch(
+        f"/admin/platform/tenants/{platform.id}",
+        json={"contract_ends_at": contract_end},
+        headers=platform.headers,
+    )
+    assert signed.status_code == 200, signed.text  # the negotiated plan's contract runs a year
     lovelace = await create(h, platform, "Lovelace Labs", "professional")
     await create(h, platform, "Babbage 100% Engines", "starter")
 
@@ -41,7 +49,7 @@ async def test_tenants_are_searched_filtered_and_shown_with_their_standing(harne
     assert every["Lovelace Labs"]["standing"]["state"] == "trial"
     assert every["Lovelace Labs"]["standing"]["trial_ends_at"] == every["Lovelace Labs"]["trial_ends_at"]
     enterprise = next(t for t in every.values() if t["plan_id"] == "enterprise")
-    assert enterprise["standing"]["state"] == "contract"  # no list price: never refused
+    assert enterprise["standing"]["state"] == "contract"  # within its contract: not refused
 
     assert await tenants(h, platform, q="lovelace") == (1, {"Lovelace Labs": every["Lovelace Labs"]})
     assert (await tenants(h, platform, q=lovelace["id"][:8]))[1].keys() >= {"Lovelace Labs"}  # the id's start

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tomllib
 from contextlib import closing
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -151,8 +152,13 @@ def test_lifecycle_with_json_output(
     code, _, err = run(["keys", "rotate", created["id"], "--json"], capsys)
     assert code == 1 and json.loads(err)["error"]["code"] == "not_found"
 
-    changed = run_json(["tenants", "set-plan", "--tenant", "Acme", "--plan", "enterprise"], capsys)
+    code, _, err = run(["tenants", "set-plan", "--tenant", "Acme", "--plan", "enterprise"], capsys)
+    assert code == 1 and "sold by negotiation" in err  # a negotiated plan is set with its contract's end
+    to_enterprise = ["tenants", "set-plan", "--tenant", "Acme", "--plan", "enterprise"]
+    next_year = (datetime.now(UTC) + timedelta(days=365)).date().isoformat()
+    changed = run_json([*to_enterprise, "--contract-end", next_year], capsys)
     assert changed["plan"] == "enterprise" and changed["previous_plan"] == "professional"
+    assert changed["contract_ends_at"] == f"{next_year}T00:00:00Z"
     code, _, err = run(["tenants", "set-plan", "--tenant", "Acme", "--plan", "gold"], capsys)
     assert code == 1 and "Unknown plan 'gold'" in err
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -78,7 +79,9 @@ async def test_a_plan_change_reaches_the_tenants_keys(
             return {model["id"] for model in listed.json()["data"]}
 
         before = await models()
-        changed = await agentgate(capsys, "tenants", "set-plan", "--tenant", admin.id, "--plan", "enterprise")
+        to_enterprise = ("tenants", "set-plan", "--tenant", admin.id, "--plan", "enterprise")
+        next_year = (datetime.now(UTC) + timedelta(days=365)).isoformat()  # the CLI's clock is the system's
+        changed = await agentgate(capsys, *to_enterprise, "--contract-end", next_year)
         assert changed["previous_plan"] == "starter" and changed["paid_plan"] is None
         assert before < await models()
 

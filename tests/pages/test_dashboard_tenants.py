@@ -61,7 +61,9 @@ async def test_a_platform_admin_creates_searches_and_filters_tenants(dash: Dash)
     starters = await browser.get("/app/tenants", params={"plan": "starter"})
     assert [text.startswith("Babbage Engines") for text in rows(starters.text).values()] == [True]
     contract = rows((await browser.get("/app/tenants", params={"q": admin.tenant_id})).text)[admin.tenant_id]
-    assert "By contract" in contract  # enterprise: priced by contract, never refused
+    # Enterprise is negotiated: without a contract end set by a platform admin, it is in its trial
+    # like any plan (docs/billing.md, "Plans").
+    assert "In trial" in contract
     nothing = await browser.get("/app/tenants", params={"q": "nobody"})
     assert 'data-test="tenants-empty"' in nothing.text
 

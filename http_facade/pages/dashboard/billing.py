@@ -4,6 +4,10 @@ function of its ``/<billing segment>/…`` route with the session as the acting 
 
 Checkouts started here come back to ``/app/billing?session_ref=…``, where the session is exchanged
 for its result (``exchange-redirect``), so the page shows what the payment did.
+
+The page says in plain words what the API's states mean, when the first (or next) charge happens and
+that VAT comes on top of the prices; every amount goes through the pages' one money format (the
+``money`` and ``money_minor`` filters of templating.py).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from fastapi import Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import Field
 
-from agent_server.billing.money import decimal_text
+from agent_server.billing.trial import OVERDUE, PAID
 from agent_server.errors import AgentError
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.route import (
@@ -28,11 +32,40 @@ from http_facade.pages.dashboard.route import (
 )
 from http_facade.pages.dashboard.session import APP_PATH, Session
 from http_facade.routes import billing_account, billing_checkout, billing_subscription
-from http_facade.routes.billing_common import who
+from http_facade.routes.billing_common import PROVIDER_TEXT, who
 
 router = dashboard_router()
 BILLING_PAGE = f"{APP_PATH}/billing"
 PLAN_ID = r"^[a-z0-9][a-z0-9_-]{0,39}$"
+# The API's words, as the page says them.
+STANDING_WORDS = {
+    "trial": "Free trial",
+    "active": "Subscribed",
+    "grace": "Payment failed, access continues for now",
+    "contract": "Billed by contract",
+    "trial_ended": "Trial ended",
+    "payment_overdue": "Payment overdue",
+    "subscription_ended": "Subscription ended",
+    "contract_ended": "Contract ended",
+}
+SUBSCRIPTION_WORDS = {
+    "trialing": "in its free trial",
+    "active": "active",
+    "past_due": "waiting for a failed payment",
+    "unpaid": "unpaid",
+    "canceled": "ended",
+    "incomplete": "waiting for the first payment",
+    "incomplete_expired": "not started (the first payment was not made)",
+}
+CHECKOUT_WORDS = {"complete": "The checkout is complete", "open": "The checkout is still open"}
+CHECKOUT_WORDS["expired"] = "The checkout expired without a payment"
+INVOICE_WORDS = {
+    "draft": "draft",
+    "open": "due",
+    "paid": "paid",
+    "uncollectible": "uncollectible",
+    "void": "void",
+}
 
 
 class PlanForm(DashboardForm):
@@ -41,6 +74,14 @@ class PlanForm(DashboardForm):
 
 class SubscriptionForm(DashboardForm):
     action: Literal["cancel", "resume"]
+
+
+def _answers(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The page's error answers, and what the payment provider may answer (shown with its status)."""
+    answers = responses(409)
+    for status in sorted({*statuses, 502}):
+        answers[status] = {"description": PROVIDER_TEXT[status], "content": answers[400]["content"]}
+    return answers
 
 
 def _back_url(request: Request, query: str) -> str:
@@ -57,23 +98,33 @@ async def _page(
     notice: str = "",
 ) -> HTMLResponse:
     billing, acting = request.app.state.billing, who(actor_of(request, session))
+    plans = request.app.state.services.knowledge.pack.plans
     context = {
         "status": await billing.status.status(acting.tenant_id),
         "invoices": (await billing.status.invoices(acting.tenant_id, 20, None))["data"],
-        "plans": request.app.state.services.knowledge.pack.plans,
+        "plans": plans,
+        "plan_names": {plan.id: plan.name for plan in plans},
         "error": error,
         "result": result,
         "notice": notice,
-        "amount": lambda minor, currency: f"{decimal_text(minor, currency)} {currency}",
+        "live_statuses": PAID | OVERDUE,
+        "standing_words": STANDING_WORDS,
+        "subscription_words": SUBSCRIPTION_WORDS,
+        "checkout_words": CHECKOUT_WORDS,
+        "invoice_words": INVOICE_WORDS,
     }
     return page(request, "billing.html", context, session=session, status=error.http_status if error else 200)
 
 
-@router.get(BILLING_PAGE, summary="Dashboard: plan and billing (status, plan change, invoices)")
+@router.get(
+    BILLING_PAGE,
+    summary="Dashboard: plan and billing (status, plan change, invoices)",
+    responses={**_answers(402), 404: {"description": "No checkout with this session_ref for the tenant."}},
+)
 async def billing_page(
     request: Request,
     session: SessionDep,
-    session_ref: Annotated[str | None, Query(max_length=200, pattern=r"^[A-Za-z0-9_]+$")] = None,
+    session_ref: Annotated[str | None, Query(**billing_checkout.SESSION_REF)] = None,
     checkout: Annotated[str | None, Query(max_length=20)] = None,
 ) -> HTMLResponse:
     if session_ref is None:
@@ -92,7 +143,7 @@ async def billing_page(
 @router.post(
     f"{BILLING_PAGE}/checkout",
     summary="Dashboard: subscribe to a plan at the payment provider (redirects to its checkout)",
-    responses=responses(409),
+    responses=_answers(),
 )
 async def plan_checkout(request: Request, form: Annotated[PlanForm, Form()], session: SessionDep) -> Response:
     checked(request, form)
@@ -112,18 +163,21 @@ async def plan_checkout(request: Request, form: Annotated[PlanForm, Form()], ses
 @router.post(
     f"{BILLING_PAGE}/plan",
     summary="Dashboard: change the subscription's plan (prorated)",
-    responses=responses(409),
+    responses=_answers(402),
 )
 async def change_plan(request: Request, form: Annotated[PlanForm, Form()], session: SessionDep) -> Response:
     checked(request, form)
     body = billing_subscription.SubscriptionAction(action="change", plan_id=form.plan_id)
-    return await _subscription(request, session, body, f"The plan is now {form.plan_id}.")
+    names = {plan.id: plan.name for plan in request.app.state.services.knowledge.pack.plans}
+    return await _subscription(
+        request, session, body, f"The plan is now {names.get(form.plan_id, form.plan_id)}."
+    )
 
 
 @router.post(
     f"{BILLING_PAGE}/subscription",
     summary="Dashboard: cancel the subscription at the period's end, or resume it",
-    responses=responses(409),
+    responses=_answers(402),
 )
 async def subscription(
     request: Request, form: Annotated[SubscriptionForm, Form()], session: SessionDep
@@ -150,7 +204,7 @@ async def _subscription(
 @router.post(
     f"{BILLING_PAGE}/portal",
     summary="Dashboard: open the payment provider's billing portal (card, invoices)",
-    responses=responses(409),
+    responses=_answers(501),
 )
 async def portal(request: Request, form: Annotated[DashboardForm, Form()], session: SessionDep) -> Response:
     checked(request, form)

@@ -27,11 +27,11 @@ from agent_server.gateway.tables import ApiKey, unix
 from http_facade.pages.dashboard.route import DashboardForm
 
 PERIODS = (("month", "per month"), ("day", "per day"), ("total", "in total"))
-SETTINGS = ("models", "budget", "expires_at", "metadata")
+SETTINGS = ("models", "budget", "expires_at", "metadata", "log_bodies_days")
 # The form field that shows a problem of each API field.
 FIELD_OF = {"name": "name", "scopes": "scopes", "models": "models", "expires_at": "expires_on",
             "metadata": "metadata", "budget": "budget_money", "budget.max_tokens": "budget_tokens",
-            "budget.period": "budget_period"}  # fmt: skip
+            "budget.period": "budget_period", "log_bodies_days": "log_bodies_days"}  # fmt: skip
 
 
 class KeyForm(DashboardForm):
@@ -45,6 +45,7 @@ class KeyForm(DashboardForm):
     budget_tokens: str = Field(default="", max_length=40)
     expires_on: str = Field(default="", max_length=40)
     metadata: str = Field(default="", max_length=10_000)
+    log_bodies_days: str = Field(default="", max_length=10)
 
 
 def field_of(err: AgentError) -> str | None:
@@ -64,6 +65,7 @@ def values_of(record: ApiKey, currency: str) -> dict[str, Any]:
         "budget_tokens": str(record.budget_tokens) if record.budget_tokens else "",
         "expires_on": _day(record.expires_at),
         "metadata": "\n".join(f"{k}={_text(v)}" for k, v in (record.key_metadata or {}).items()),
+        "log_bodies_days": str(record.log_bodies_days) if record.log_bodies_days else "",
     }
 
 
@@ -83,6 +85,7 @@ def read(form: KeyForm, currency: str, now: float, only: Collection[str] = SETTI
         "budget": lambda: _budget(form, currency),
         "expires_at": lambda: _expiry(form.expires_on, now),
         "metadata": lambda: _metadata(form.metadata),
+        "log_bodies_days": lambda: _days(form.log_bodies_days),
     }
     return _validated({field: readers[field]() for field in only})
 
@@ -114,6 +117,8 @@ def _shown(field: str, values: dict[str, Any]) -> Any:
         return tuple(values[f].strip() for f in ("budget_period", "budget_money", "budget_tokens"))
     if field == "expires_at":
         return values["expires_on"].strip()
+    if field == "log_bodies_days":
+        return values["log_bodies_days"].strip()
     return _lines(values["metadata"])
 
 
@@ -129,9 +134,9 @@ def _validated(fields: dict[str, Any]) -> KeyOptions:
 
 def _label(param: str) -> str:
     head = param.split(".", 1)[0]
-    return {"models": "Models", "budget": "Budget", "expires_at": "Expiry", "metadata": "Metadata"}.get(
-        head, param
-    )
+    labels = {"models": "Models", "budget": "Budget", "expires_at": "Expiry", "metadata": "Metadata",
+              "log_bodies_days": "Keep bodies"}  # fmt: skip
+    return labels.get(head, param)
 
 
 def _budget(form: KeyForm, currency: str) -> dict[str, Any] | None:
@@ -221,3 +226,11 @@ def _day(value: datetime | None) -> str:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def _days(text: str) -> int | str | None:
+    """Empty: bodies are not kept; a whole number is checked by ``KeyOptions`` (1 to 90)."""
+    plain = text.strip()
+    if not plain:
+        return None
+    return int(plain) if plain.isdigit() else plain  # the model refuses what is not a number

@@ -17,6 +17,7 @@ from pydantic import EmailStr, Field
 from agent_server.accounts.links import VERIFY_PAGE
 from agent_server.accounts.registration import Application
 from agent_server.errors import AgentError, Conflict, ValidationFailed
+from agent_server.gateway.plans import self_serve_plans
 from http_facade.deps import client_ip
 from http_facade.pages.dashboard.audit_trail import record
 from http_facade.pages.dashboard.route import (
@@ -51,7 +52,7 @@ def _register_page(
 ) -> HTMLResponse:
     accounts = request.app.state.accounts
     context = {
-        "plans": request.app.state.services.knowledge.pack.plans,
+        "plans": self_serve_plans(request.app.state.services.knowledge.pack.plans),
         "methods": accounts.registrations.methods,
         "form": form,
         "error": error,
