@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from agent_server.accounts import links, messages
 from agent_server.accounts.names import organisation_name
 from agent_server.accounts.password_policy import PasswordPolicy
+from agent_server.accounts.roles import OWNER
 from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.tables import Registration
 from agent_server.clock import Clock
@@ -34,7 +35,7 @@ from agent_server.timeutil import iso, utc
 
 PASSWORD, PASSKEY = "password", "passkey"
 HOUR = 3600
-FIRST_ADMIN = ["tenant:admin"]
+FIRST_ADMIN = ["tenant:admin"]  # the person who registers owns the organisation (role owner)
 
 
 class PasskeyCeremonies(Protocol):
@@ -250,7 +251,7 @@ class Registrations:
             raise ValidationFailed(f"The plan '{pending.plan_id}' is no longer offered; register again.")
         name = organisation_name(organisation) if organisation else pending.organisation
         tenant = repo.new_tenant(now, name, plan)
-        user = repo.new_user(now, tenant.id, pending.email, pending.password_hash, FIRST_ADMIN)
+        user = repo.new_user(now, tenant.id, pending.email, pending.password_hash, FIRST_ADMIN, OWNER)
         user.email_verified_at = utc(now)
         try:
             session.add(tenant)

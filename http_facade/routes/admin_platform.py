@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from agent_server.accounts.names import organisation_name
+from agent_server.accounts.roles import OWNER
 from agent_server.errors import Conflict, NotFound, ValidationFailed
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import PlanRecord, Tenant, User
@@ -99,7 +100,7 @@ async def create_tenant(body: TenantCreate, actor: PlatformDep, request: Request
         except IntegrityError:
             raise Conflict(f"A tenant named '{tenant.name}' exists already.", param="name") from None
         if body.admin_email is not None:
-            user = repo.new_user(now, tenant.id, str(body.admin_email), None, ["tenant:admin"])
+            user = repo.new_user(now, tenant.id, str(body.admin_email), None, ["tenant:admin"], OWNER)
             try:
                 session.add(user)
                 await session.flush()

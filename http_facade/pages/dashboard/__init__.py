@@ -9,10 +9,13 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from http_facade.pages.dashboard import (
+    account,
     audit_log,
     auth,
     billing,
+    invitation,
     keys,
+    members,
     overview,
     passkeys,
     password,
@@ -27,7 +30,7 @@ from http_facade.pages.dashboard import (
 AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
     for area in (auth, register, password, overview, keys, usage, webhooks, playground, routing, audit_log,
-                 passkeys, sso, billing)
+                 passkeys, sso, billing, members, account, invitation)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()
 for _router in AREA_ROUTERS:
