@@ -13,6 +13,9 @@ Billing routes are written under ``/{billing}``, whatever ``AGENTGATE_BILLING_PA
 
 from __future__ import annotations
 
+from typing import Any
+
+from fastapi.routing import iter_route_contexts
 from starlette.requests import Request
 
 from agent_server.accounts.roles import (
@@ -31,6 +34,7 @@ from agent_server.accounts.roles import (
 from agent_server.gateway.tokens import AdminClaims
 
 BILLING = "/{billing}"
+_TEMPLATES = "role_policy_templates"
 
 # fmt: off
 ROUTE_POLICY: dict[tuple[str, str], Access] = {
@@ -211,10 +215,24 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
 # fmt: on
 
 
+def _full_templates(app: Any) -> dict[int, str]:
+    """Each route's whole path template, prefixes of included routers too (``scope["route"]`` is the
+    route as its router declared it, without the prefix it was included under). Built once per app."""
+    templates = getattr(app.state, _TEMPLATES, None)
+    if templates is None:
+        found: dict[int, set[str]] = {}
+        for context in iter_route_contexts(app.routes):
+            if context.path_format:
+                found.setdefault(id(context.original_route), set()).add(context.path_format)
+        templates = {key: paths.pop() for key, paths in found.items() if len(paths) == 1}
+        setattr(app.state, _TEMPLATES, templates)
+    return templates
+
+
 def template_of(request: Request) -> str:
     """The matched route's path template as the table spells it (billing under ``/{billing}``)."""
     route = request.scope.get("route")
-    template = getattr(route, "path_format", None) or getattr(route, "path", None) or request.url.path
+    template = _full_templates(request.app).get(id(route)) or getattr(route, "path_format", request.url.path)
     billing = getattr(request.app.state, "billing", None)
     prefix = f"/{billing.segment}/" if billing is not None else None
     if prefix and template.startswith(prefix):
