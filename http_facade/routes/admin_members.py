@@ -82,13 +82,9 @@ async def get_member(user_id: UserId, actor: ActorDep, request: Request) -> dict
 
 @router.patch("/admin/members/{user_id}", summary="Change a member's role (owners: only by an owner)")
 async def change_role(user_id: UserId, body: RoleChange, actor: ActorDep, request: Request) -> dict[str, Any]:
+    audit_note(request, action="member.role_change", target=user_id, details={"role": body.role})
     user, previous = await _accounts(request).members.change_role(acting(actor), user_id, body.role)
-    audit_note(
-        request,
-        action="member.role_change",
-        target=user_id,
-        details={"role": body.role, "previous": previous},
-    )
+    audit_note(request, details={"role": body.role, "previous": previous})
     return member_view(user, acting(actor))
 
 
@@ -99,8 +95,9 @@ async def change_role(user_id: UserId, body: RoleChange, actor: ActorDep, reques
     responses=CONFLICT,
 )
 async def remove_member(user_id: UserId, actor: ActorDep, request: Request) -> Response:
+    audit_note(request, action="member.remove", target=user_id)
     user = await _accounts(request).members.remove(acting(actor), user_id)
-    audit_note(request, action="member.remove", target=user_id, details={"email": user.email})
+    audit_note(request, details={"email": user.email})
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -110,8 +107,8 @@ async def remove_member(user_id: UserId, actor: ActorDep, request: Request) -> R
     responses=CONFLICT,
 )
 async def leave(actor: ActorDep, request: Request) -> dict[str, Any]:
-    await _accounts(request).members.leave(acting(actor))
     audit_note(request, action="member.leave", target=actor.user_id)
+    await _accounts(request).members.leave(acting(actor))
     return {"object": "membership", "left": actor.tenant_id, "sessions": "ended"}
 
 
@@ -120,10 +117,8 @@ async def leave(actor: ActorDep, request: Request) -> dict[str, Any]:
     summary="Hand ownership to a member: they become an owner, you an admin",
 )
 async def transfer_ownership(body: Transfer, actor: ActorDep, request: Request) -> dict[str, Any]:
+    audit_note(request, action="member.ownership_transfer", target=body.user_id)
     successor, previous = await _accounts(request).members.transfer(acting(actor), body.user_id)
-    audit_note(
-        request, action="member.ownership_transfer", target=body.user_id, details={"from": previous.id}
-    )
     return {
         "object": "ownership_transfer",
         "owner": member_view(successor),
@@ -147,13 +142,10 @@ async def list_invitations(actor: ActorDep, request: Request) -> dict[str, Any]:
     summary="Invite someone by e-mail with a role (a one-time link, valid AGENTGATE_INVITE_TTL_SECONDS)",
 )
 async def invite(body: InvitationCreate, actor: ActorDep, request: Request) -> dict[str, Any]:
-    invitation = await _accounts(request).invitations.create(acting(actor), str(body.email), body.role)
-    audit_note(
-        request,
-        action="invitation.create",
-        target=invitation.id,
-        details={"email": invitation.email, "role": invitation.role},
-    )
+    email = str(body.email).strip().lower()
+    audit_note(request, action="invitation.create", details={"email": email, "role": body.role})
+    invitation = await _accounts(request).invitations.create(acting(actor), email, body.role)
+    audit_note(request, target=invitation.id)
     return invitation_store.view(invitation, _now(request))
 
 
@@ -162,8 +154,8 @@ async def invite(body: InvitationCreate, actor: ActorDep, request: Request) -> d
     summary="Mail a new link (the earlier one stops working) with a new expiry",
 )
 async def resend(invitation_id: InvitationId, actor: ActorDep, request: Request) -> dict[str, Any]:
+    audit_note(request, action="invitation.resend", target=invitation_id)
     invitation = await _accounts(request).invitations.resend(acting(actor), invitation_id)
-    audit_note(request, action="invitation.resend", target=invitation_id, details={"email": invitation.email})
     return invitation_store.view(invitation, _now(request))
 
 
@@ -173,8 +165,8 @@ async def resend(invitation_id: InvitationId, actor: ActorDep, request: Request)
     responses=CONFLICT,
 )
 async def revoke(invitation_id: InvitationId, actor: ActorDep, request: Request) -> dict[str, Any]:
+    audit_note(request, action="invitation.revoke", target=invitation_id)
     invitation = await _accounts(request).invitations.revoke(acting(actor), invitation_id)
-    audit_note(request, action="invitation.revoke", target=invitation_id, details={"email": invitation.email})
     return invitation_store.view(invitation, _now(request))
 
 
