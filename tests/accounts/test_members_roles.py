@@ -68,6 +68,7 @@ async def test_ownership_is_handed_over_in_one_step(world: World) -> None:
     first = bearer(owner["access_token"])
     dev = await join(world, first, "dan@beta.example", "developer")
     dev_id = await id_of(world, first, "dan@beta.example")
+    assert (await world.client.get("/admin/invitations", headers=dev)).status_code == 403
     to_self = await world.client.post(
         "/admin/members/transfer-ownership", json={"user_id": owner["user"]["id"]}, headers=first
     )
@@ -78,6 +79,7 @@ async def test_ownership_is_handed_over_in_one_step(world: World) -> None:
     assert handed.status_code == 200, handed.text
     assert (handed.json()["owner"]["role"], handed.json()["previous"]["role"]) == ("owner", "admin")
     # The same tokens, at their next request: the former owner is an admin, the developer the owner.
+    assert (await world.client.get("/admin/invitations", headers=dev)).status_code == 200
     back = await world.client.post(
         "/admin/members/transfer-ownership", json={"user_id": owner["user"]["id"]}, headers=first
     )
