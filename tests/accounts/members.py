@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi import FastAPI
 from sqlalchemy import select
 
 from agent_server.admin.tables import AuditRecord
-from tests.accounts.conftest import World, bearer
+from agent_server.mail.tables import OutboxMail
+from tests.accounts.conftest import SentMail, World, bearer
 
 MEMBER_PASSWORD = "quartz-meadow-falcon-19"
 
@@ -45,3 +47,15 @@ async def actions(world: World, tenant_id: str) -> list[tuple[str, str | None, s
 
 def code(answer: Any) -> str:
     return str(answer.json()["error"]["code"])
+
+
+async def invitation_token(app: FastAPI, to: str) -> str:
+    """The token of the newest invitation mail queued for ``to`` (read from the outbox, decrypted)."""
+    async with app.state.services.db.session() as session:
+        query = select(OutboxMail).where(OutboxMail.to_addr == to, OutboxMail.kind == "member_invite")
+        rows = (await session.execute(query.order_by(OutboxMail.created_at))).scalars().all()
+    assert rows, f"no invitation mail for {to}"
+    row = rows[-1]
+    return SentMail(
+        row.to_addr, row.subject, row.kind, app.state.accounts.box.decrypt(row.body_encrypted)
+    ).token()

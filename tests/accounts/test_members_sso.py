@@ -8,11 +8,10 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 
 from agent_server.gateway import repository as repo
-from agent_server.mail.tables import OutboxMail
 from tests.accounts.dns_server import LoopbackDns
+from tests.accounts.members import invitation_token
 from tests.accounts.oidc_provider.server import OidcProvider
 from tests.accounts.oidc_provider.world import CALLBACK_URL, set_up_sso, sign_in, sso_app
 from tests.gateway.conftest import Harness, TenantAdmin
@@ -60,12 +59,7 @@ async def invite(h: Harness, admin: TenantAdmin, email: str, role: str) -> str:
         "/admin/invitations", json={"email": email, "role": role}, headers=admin.headers
     )
     assert made.status_code == 201, made.text
-    box = h.app.state.accounts.box
-    async with h.app.state.services.db.session() as session:
-        rows = (await session.execute(select(OutboxMail).where(OutboxMail.to_addr == email))).scalars().all()
-    text = box.decrypt(rows[-1].body_encrypted)
-    assert "single sign-on" in text
-    return text.split("token=", 1)[1].split()[0]
+    return await invitation_token(h.app, email)
 
 
 async def test_an_invited_person_joins_through_the_provider_with_the_invitations_role(
