@@ -190,3 +190,14 @@ async def test_the_last_owner_is_told_why_leaving_is_refused_and_a_member_leaves
     assert left.status_code == 303 and left.headers["location"] == "/app/login?signed_out=1"
     user = await repo.find_user(dash.app.state.services.db, member.email)
     assert user is not None and user.tenant_id is None and user.role is None
+
+
+async def test_the_invitation_page_explains_a_missing_or_unknown_link(dash: Dash) -> None:
+    browser = dash.browser()
+    for params in ({}, {"token": "not-a-token"}):
+        shown = await browser.get("/app/invitations/accept", params=params)
+        assert shown.status_code == 200 and 'data-test="invite-invalid"' in shown.text, params
+    refused = await post_form(  # the token of any page of this browser
+        browser, "/app/login", "/app/invitations/accept", token="nope", password=MEMBER_PASSWORD
+    )
+    assert refused.status_code == 400 and "link_invalid" in refused.text
