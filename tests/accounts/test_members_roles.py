@@ -151,3 +151,13 @@ async def test_two_owners_demoting_each_other_at_once_leave_one_owner(
             demoted = next(m for m in members if m["role"] != "owner")
             by = first if owner_now["id"] == owner["user"]["id"] else second
             await world.client.patch(f"/admin/members/{demoted['id']}", json={"role": "owner"}, headers=by)
+
+
+async def test_password_changes_and_sign_outs_are_audited_under_their_names(world: World) -> None:
+    owner = await world.registered_admin("ola@eps.example", "Eps")
+    session = bearer(owner["access_token"])
+    body = {"current_password": "wrong-wrong-wrong", "new_password": "plum-harvest-signal-64"}
+    assert (await world.client.post("/admin/auth/password", json=body, headers=session)).status_code == 400
+    assert (await world.client.post("/admin/auth/logout", headers=session)).status_code == 200
+    entries = await actions(world, owner["tenant"]["id"])
+    assert ("auth.password_change", None, "failed") in entries and ("auth.logout", None, "ok") in entries
