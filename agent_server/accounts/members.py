@@ -62,6 +62,22 @@ class Members:
         async with self.db.session() as session:
             return await _member(session, tenant_id, user_id)
 
+    async def membership(self, user_id: str) -> dict[str, Any]:
+        """A person's own membership as they see it: their organisation and role, or none."""
+        async with self.db.session() as session:
+            user = await session.get(User, user_id)
+            tenant = await session.get(Tenant, user.tenant_id) if user and user.tenant_id else None
+        if user is None:
+            raise NotFound("This account no longer exists.", param="user")
+        return {
+            "object": "membership",
+            "user_id": user.id,
+            "email": user.email,
+            "tenant_id": tenant.id if tenant else None,
+            "organisation": tenant.name if tenant else None,
+            "role": user.role if tenant else None,
+        }
+
     async def change_role(self, acting: Acting, user_id: str, role: str) -> tuple[User, str | None]:
         """(the member, their previous role)."""
         role = checked_role(role)

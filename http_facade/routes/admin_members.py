@@ -101,8 +101,13 @@ async def remove_member(user_id: UserId, actor: ActorDep, request: Request) -> R
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.post(
-    "/admin/members/leave",
+@router.get("/admin/membership", summary="Your own membership: organisation and role (none: no organisation)")
+async def membership(actor: ActorDep, request: Request) -> dict[str, Any]:
+    return await _accounts(request).members.membership(actor.user_id)
+
+
+@router.delete(
+    "/admin/membership",
     summary="Leave the organisation (not as its last owner); every session of yours ends",
     responses=CONFLICT,
 )
@@ -113,7 +118,7 @@ async def leave(actor: ActorDep, request: Request) -> dict[str, Any]:
 
 
 @router.post(
-    "/admin/members/transfer-ownership",
+    "/admin/ownership/transfer",
     summary="Hand ownership to a member: they become an owner, you an admin",
 )
 async def transfer_ownership(body: Transfer, actor: ActorDep, request: Request) -> dict[str, Any]:
@@ -170,7 +175,7 @@ async def revoke(invitation_id: InvitationId, actor: ActorDep, request: Request)
     return invitation_store.view(invitation, _now(request))
 
 
-@router.get("/admin/invitations/accept", summary="What an invitation link does (uses nothing up)")
+@router.get("/admin/auth/invitation", summary="What an invitation link does (uses nothing up)")
 async def describe(
     request: Request, response: Response, token: Annotated[str, Query(min_length=1, max_length=200)]
 ) -> dict[str, Any]:
@@ -179,7 +184,7 @@ async def describe(
 
 
 @router.post(
-    "/admin/invitations/accept",
+    "/admin/auth/invitation",
     summary="Accept an invitation: a new account (with password), or, signed in, your account joins",
 )
 async def accept(body: Acceptance, request: Request, response: Response) -> dict[str, Any]:

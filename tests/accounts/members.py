@@ -24,7 +24,7 @@ async def invite(world: World, admin: dict[str, str], email: str, role: str) -> 
 
 
 async def accept(world: World, token: str, password: str = MEMBER_PASSWORD) -> dict[str, Any]:
-    answer = await world.client.post("/admin/invitations/accept", json={"token": token, "password": password})
+    answer = await world.client.post("/admin/auth/invitation", json={"token": token, "password": password})
     assert answer.status_code == 200, answer.text
     return answer.json()
 

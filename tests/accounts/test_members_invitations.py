@@ -22,13 +22,13 @@ async def test_an_invited_developer_joins_with_a_password_and_gets_a_developers_
     (mail,) = [m for m in await world.mails("dev@acme.example") if m.kind == "member_invite"]
     assert mail.subject == "Join Acme on " + world.app.state.services.knowledge.pack.company.name
     assert "olga@acme.example invited you" in mail.text and "as developer" in mail.text
-    described = await world.client.get("/admin/invitations/accept", params={"token": token})
+    described = await world.client.get("/admin/auth/invitation", params={"token": token})
     assert described.status_code == 200 and described.headers["cache-control"] == "no-store"
     assert described.json() | {"expires_at": "-"} == {
         "object": "invitation_link", "state": "pending", "email": "dev@acme.example", "role": "developer",
         "organisation": "Acme", "expires_at": "-", "account": "new", "sso_required": False,
     }  # fmt: skip
-    weak = await world.client.post("/admin/invitations/accept", json={"token": token, "password": "short"})
+    weak = await world.client.post("/admin/auth/invitation", json={"token": token, "password": "short"})
     assert weak.status_code == 400 and code(weak) == "password_too_short"
 
     joined = await accept(world, token)
@@ -42,13 +42,13 @@ async def test_an_invited_developer_joins_with_a_password_and_gets_a_developers_
     assert refused.status_code == 403 and code(refused) == "role_not_allowed"
     assert "developer" in refused.json()["error"]["message"]
     again = await world.client.post(
-        "/admin/invitations/accept", json={"token": token, "password": MEMBER_PASSWORD}
+        "/admin/auth/invitation", json={"token": token, "password": MEMBER_PASSWORD}
     )
     assert again.status_code == 400 and code(again) == "link_used"  # the link works once
 
     members = (await world.client.get("/admin/members", headers=admin)).json()["data"]
-    assert [(m["email"], m["role"], m["you"]) for m in members] == [
-        ("olga@acme.example", "owner", True), ("dev@acme.example", "developer", False)]  # fmt: skip
+    assert sorted((m["email"], m["role"], m["you"]) for m in members) == [
+        ("dev@acme.example", "developer", False), ("olga@acme.example", "owner", True)]  # fmt: skip
     (listed,) = (await world.client.get("/admin/invitations", headers=admin)).json()["data"]
     assert listed["state"] == "accepted" and listed["accepted_by"] == joined["user_id"]
     assert "digest" not in listed and token not in str(listed)
@@ -64,14 +64,14 @@ async def test_an_invitation_expires_and_a_resend_mails_a_new_link_that_replaces
     admin = bearer(owner["access_token"])
     old_token = await invite(world, admin, "late@beta.example", "viewer")
     world.clock.advance(world.settings.invite_ttl_seconds - 1)
-    state = (await world.client.get("/admin/invitations/accept", params={"token": old_token})).json()["state"]
+    state = (await world.client.get("/admin/auth/invitation", params={"token": old_token})).json()["state"]
     assert state == "pending"
     world.clock.advance(2)
-    assert (await world.client.get("/admin/invitations/accept", params={"token": old_token})).json()[
+    assert (await world.client.get("/admin/auth/invitation", params={"token": old_token})).json()[
         "state"
     ] == "expired"
     late = await world.client.post(
-        "/admin/invitations/accept", json={"token": old_token, "password": MEMBER_PASSWORD}
+        "/admin/auth/invitation", json={"token": old_token, "password": MEMBER_PASSWORD}
     )
     assert late.status_code == 400 and code(late) == "link_expired"
     assert await repo.find_user(world.app.state.services.db, "late@beta.example") is None
@@ -84,7 +84,7 @@ async def test_an_invitation_expires_and_a_resend_mails_a_new_link_that_replaces
     new_token = [m for m in await world.mails("late@beta.example") if m.kind == "member_invite"][-1].token()
     assert new_token != old_token
     gone = await world.client.post(
-        "/admin/invitations/accept", json={"token": old_token, "password": MEMBER_PASSWORD}
+        "/admin/auth/invitation", json={"token": old_token, "password": MEMBER_PASSWORD}
     )
     assert gone.status_code == 400 and code(gone) == "link_invalid"  # only the newest link works
     assert (await accept(world, new_token))["tenant_id"] == owner["tenant"]["id"]
@@ -111,14 +111,14 @@ async def test_revoking_ends_the_link_and_the_refusals_are_clear(world: World) -
     (listed,) = (await world.client.get("/admin/invitations", headers=admin)).json()["data"]
     revoked = await world.client.delete(f"/admin/invitations/{listed['id']}", headers=admin)
     assert revoked.status_code == 200 and revoked.json()["state"] == "revoked"
-    assert (await world.client.get("/admin/invitations/accept", params={"token": token})).json()[
+    assert (await world.client.get("/admin/auth/invitation", params={"token": token})).json()[
         "state"
     ] == "revoked"
     refused = await world.client.post(
-        "/admin/invitations/accept", json={"token": token, "password": MEMBER_PASSWORD}
+        "/admin/auth/invitation", json={"token": token, "password": MEMBER_PASSWORD}
     )
     assert refused.status_code == 400 and code(refused) == "invitation_revoked"
-    invalid = await world.client.get("/admin/invitations/accept", params={"token": "not-a-token"})
+    invalid = await world.client.get("/admin/auth/invitation", params={"token": "not-a-token"})
     assert invalid.json() == {"object": "invitation_link", "state": "invalid"}
     other = await world.registered_admin("olga@delta.example", "Delta")
     foreign = await world.client.delete(
@@ -149,22 +149,26 @@ async def test_a_removed_member_keeps_the_account_and_comes_back_through_a_new_i
     refused = await world.client.get("/admin/api-keys", headers=alone)
     assert refused.status_code == 403 and code(refused) == "role_not_allowed"
     assert (await world.client.get("/admin/auth/passkeys", headers=alone)).status_code == 200  # own account
+    mine = (await world.client.get("/admin/membership", headers=alone)).json()
+    assert (mine["tenant_id"], mine["role"], mine["email"]) == (None, None, "rob@eta.example")
 
     token = await invite(world, admin, "rob@eta.example", "viewer")
-    link = (await world.client.get("/admin/invitations/accept", params={"token": token})).json()
+    link = (await world.client.get("/admin/auth/invitation", params={"token": token})).json()
     assert link["account"] == "existing"
     new_account = await world.client.post(
-        "/admin/invitations/accept", json={"token": token, "password": MEMBER_PASSWORD}
+        "/admin/auth/invitation", json={"token": token, "password": MEMBER_PASSWORD}
     )
     assert new_account.status_code == 409 and code(new_account) == "account_exists"
     stranger = await world.registered_admin("sam@theta.example", "Theta")
     wrong = await world.client.post(
-        "/admin/invitations/accept", json={"token": token}, headers=bearer(stranger["access_token"])
+        "/admin/auth/invitation", json={"token": token}, headers=bearer(stranger["access_token"])
     )
     assert wrong.status_code == 403 and code(wrong) == "invitation_other_address"
-    back = await world.client.post("/admin/invitations/accept", json={"token": token}, headers=alone)
+    back = await world.client.post("/admin/auth/invitation", json={"token": token}, headers=alone)
     assert back.status_code == 200 and back.json()["tenant_id"] == owner["tenant"]["id"]
     viewer = bearer(back.json()["access_token"])
+    mine = (await world.client.get("/admin/membership", headers=viewer)).json()
+    assert (mine["organisation"], mine["role"]) == ("Eta", "viewer")
     assert (await world.client.get("/admin/api-keys", headers=viewer)).status_code == 200
     assert (
         await world.client.post("/admin/api-keys", json={"name": "v", "scopes": ["chat"]}, headers=viewer)
@@ -178,9 +182,9 @@ async def test_a_member_of_another_organisation_must_leave_it_before_accepting(w
     elsewhere = await world.registered_admin("kim@kappa.example", "Kappa")
     token = await invite(world, bearer(owner["access_token"]), "kim@kappa.example", "admin")
     busy = await world.client.post(
-        "/admin/invitations/accept", json={"token": token}, headers=bearer(elsewhere["access_token"])
+        "/admin/auth/invitation", json={"token": token}, headers=bearer(elsewhere["access_token"])
     )
     assert busy.status_code == 409 and code(busy) == "member_elsewhere"
-    assert (await world.client.get("/admin/invitations/accept", params={"token": token})).json()[
+    assert (await world.client.get("/admin/auth/invitation", params={"token": token})).json()[
         "state"
     ] == "pending"

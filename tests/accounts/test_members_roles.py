@@ -34,7 +34,7 @@ async def test_the_last_owner_can_neither_leave_nor_be_demoted_nor_removed(world
     admin = await join(world, first, "ada@acme.example", "admin")
     admin_id = await id_of(world, first, "ada@acme.example")
 
-    left = await world.client.post("/admin/members/leave", headers=first)
+    left = await world.client.delete("/admin/membership", headers=first)
     assert left.status_code == 409 and code(left) == "last_owner"
     demoted = await world.client.patch(f"/admin/members/{first_id}", json={"role": "admin"}, headers=first)
     assert demoted.status_code == 409 and code(demoted) == "last_owner"
@@ -51,7 +51,7 @@ async def test_the_last_owner_can_neither_leave_nor_be_demoted_nor_removed(world
     assert made.status_code == 200 and made.json()["role"] == "owner"
     down = await world.client.patch(f"/admin/members/{first_id}", json={"role": "viewer"}, headers=first)
     assert down.status_code == 200 and down.json()["role"] == "viewer"
-    assert (await world.client.post("/admin/members/leave", headers=admin)).status_code == 409
+    assert (await world.client.delete("/admin/membership", headers=admin)).status_code == 409
     unknown = await world.client.patch(f"/admin/members/{admin_id}", json={"role": "boss"}, headers=admin)
     assert unknown.status_code == 400
     entries = await actions(world, owner["tenant"]["id"])
@@ -70,21 +70,19 @@ async def test_ownership_is_handed_over_in_one_step(world: World) -> None:
     dev_id = await id_of(world, first, "dan@beta.example")
     assert (await world.client.get("/admin/invitations", headers=dev)).status_code == 403
     to_self = await world.client.post(
-        "/admin/members/transfer-ownership", json={"user_id": owner["user"]["id"]}, headers=first
+        "/admin/ownership/transfer", json={"user_id": owner["user"]["id"]}, headers=first
     )
     assert to_self.status_code == 409 and code(to_self) == "transfer_to_self"
-    handed = await world.client.post(
-        "/admin/members/transfer-ownership", json={"user_id": dev_id}, headers=first
-    )
+    handed = await world.client.post("/admin/ownership/transfer", json={"user_id": dev_id}, headers=first)
     assert handed.status_code == 200, handed.text
     assert (handed.json()["owner"]["role"], handed.json()["previous"]["role"]) == ("owner", "admin")
     # The same tokens, at their next request: the former owner is an admin, the developer the owner.
     assert (await world.client.get("/admin/invitations", headers=dev)).status_code == 200
     back = await world.client.post(
-        "/admin/members/transfer-ownership", json={"user_id": owner["user"]["id"]}, headers=first
+        "/admin/ownership/transfer", json={"user_id": owner["user"]["id"]}, headers=first
     )
     assert back.status_code == 403 and code(back) == "role_not_allowed"
-    assert (await world.client.post("/admin/members/leave", headers=first)).status_code == 200
+    assert (await world.client.delete("/admin/membership", headers=first)).status_code == 200
     assert (await world.client.get("/admin/members", headers=first)).status_code == 401  # left: sessions end
     assert ("member.ownership_transfer", dev_id, "ok") in await actions(world, owner["tenant"]["id"])
 

@@ -75,9 +75,9 @@ async def test_an_invited_person_joins_through_the_provider_with_the_invitations
         elsewhere.status_code == 400 and elsewhere.json()["error"]["code"] == "invitation_domain_not_verified"
     )
     token = await invite(h, admin, f"alice@{DOMAIN}", "viewer")
-    link = (await h.client.get("/admin/invitations/accept", params={"token": token})).json()
+    link = (await h.client.get("/admin/auth/invitation", params={"token": token})).json()
     assert link["sso_required"] is True and link["state"] == "pending"
-    refused = await h.client.post("/admin/invitations/accept", json={"token": token, "password": "x" * 20})
+    refused = await h.client.post("/admin/auth/invitation", json={"token": token, "password": "x" * 20})
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "sso_required"
     page = await h.client.get(
         "/app/invitations/accept", params={"token": token}, headers={"Accept": BROWSER_ACCEPT}
@@ -92,7 +92,7 @@ async def test_an_invited_person_joins_through_the_provider_with_the_invitations
     assert (await h.client.get("/admin/api-keys", headers=alice)).status_code == 200
     create = await h.client.post("/admin/api-keys", json={"name": "a", "scopes": ["chat"]}, headers=alice)
     assert create.status_code == 403 and create.json()["error"]["code"] == "role_not_allowed"
-    used = (await h.client.get("/admin/invitations/accept", params={"token": token})).json()
+    used = (await h.client.get("/admin/auth/invitation", params={"token": token})).json()
     assert used["state"] == "accepted"
 
     _, plain = await sign_in(h, provider, admin.id, "bea")  # no invitation: the connection's default

@@ -22,13 +22,13 @@ PUBLIC = {
     ("POST", "/admin/auth/password/reset"),
     ("POST", "/admin/auth/passkey/options"),
     ("POST", "/admin/auth/passkey"),
-    ("GET", "/admin/invitations/accept"),
-    ("POST", "/admin/invitations/accept"),
+    ("GET", "/admin/auth/invitation"),
+    ("POST", "/admin/auth/invitation"),
 }
 # Any signed-in user's own account (some end the caller's sessions or membership), so only 401 is
 # checked here (tests/accounts/test_passwords_and_sessions.py, test_passkeys_manage.py and
 # test_members*.py cover them; tests/security/test_role_policy.py every role).
-SELF = {("POST", "/admin/auth/logout"), ("POST", "/admin/auth/password"), ("POST", "/admin/members/leave"),
+SELF = {("POST", "/admin/auth/logout"), ("POST", "/admin/auth/password"), ("DELETE", "/admin/membership"), ("GET", "/admin/membership"),
         ("GET", "/admin/auth/passkeys"), ("POST", "/admin/auth/passkeys/options"), ("POST", "/admin/auth/passkeys"),
         ("PATCH", "/admin/auth/passkeys/{passkey_id}"), ("DELETE", "/admin/auth/passkeys/{passkey_id}")}  # fmt: skip
 PLATFORM_ONLY = {

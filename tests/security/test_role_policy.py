@@ -29,7 +29,7 @@ ENDS_THE_SESSION = [
     ("POST", "/admin/auth/logout"),
     ("POST", "/app/logout"),
     ("POST", "/app/account/sign-out"),
-    ("POST", "/admin/members/leave"),
+    ("DELETE", "/admin/membership"),
     ("POST", "/app/account/leave"),
 ]
 PARAMS = {"domain": "unknown.example", "provider": "unknown-provider"}
@@ -98,7 +98,7 @@ def test_the_table_gives_each_role_what_docs_accounts_md_says() -> None:
             f"{role} {method} {template}" for role, ok in expected.items() if (role in access.roles) != ok
         ]
     assert not wrong, wrong
-    assert ROUTE_POLICY[("POST", "/admin/members/transfer-ownership")] is roles.OWNERS
+    assert ROUTE_POLICY[("POST", "/admin/ownership/transfer")] is roles.OWNERS
     platform = [key for key, access in ROUTE_POLICY.items() if access is roles.PLATFORM]
     assert {
         ("GET", "/app/routing"),

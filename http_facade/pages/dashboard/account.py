@@ -3,7 +3,7 @@
 Change the password (``Credentials.change``, as ``POST /admin/auth/password``: the current one is
 needed, every other session ends, this browser gets a new session), sign out everywhere
 (``Credentials.sign_out``, as ``POST /admin/auth/logout``) and leave the organisation
-(``Members.leave``, as ``POST /admin/members/leave``). A person without an organisation lands here
+(``Members.leave``, as ``DELETE /admin/membership``). A person without an organisation lands here
 after signing in: the page says so and how to join one.
 """
 

@@ -1,5 +1,5 @@
 """The invitation link's page, ``/app/invitations/accept?token=…`` (``Invitations.describe``; its
-forms: ``accept_new`` and ``accept_signed_in``, as ``POST /admin/invitations/accept``).
+forms: ``accept_new`` and ``accept_signed_in``, as ``POST /admin/auth/invitation``).
 
 Opening the link uses nothing up (mail scanners fetch links). Then, by what the link says:
 
