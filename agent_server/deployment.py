@@ -61,6 +61,10 @@ def check_deployment(settings: Settings, *, workers: int = 1) -> None:
     from agent_server.billing.config import check_billing  # the sandbox provider in production, ...
 
     check_billing(settings)
+    from agent_server.accounts.transport import check_base_url  # plain http in production
+
+    if (refusal := check_base_url(settings)) is not None:
+        raise DeploymentError(refusal)
     if settings.database_url and not settings.redis_url:
         log.warning(
             "AGENTGATE_DATABASE_URL without AGENTGATE_REDIS_URL: rate limits, chat limits and the job "

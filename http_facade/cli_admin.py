@@ -12,6 +12,7 @@ import sys
 from datetime import UTC, date, datetime
 from typing import Any
 
+from agent_server.accounts.roles import ADMIN, ROLES
 from agent_server.gateway.tables import ApiKey, Tenant, User
 from agent_server.settings import Settings
 from http_facade.cli_registry import actions, add_action, command, emit, iso, run_action, table
@@ -36,6 +37,7 @@ def user_view(user: User) -> dict[str, Any]:
         "id": user.id,
         "tenant_id": user.tenant_id,
         "email": user.email,
+        "role": user.role,
         "permissions": list(user.permissions),
         "email_verified": user.email_verified_at is not None,
         "created_at": iso(user.created_at),
@@ -149,7 +151,9 @@ def _users_args(parser: argparse.ArgumentParser) -> None:
     secret = create.add_mutually_exclusive_group(required=True)
     secret.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
     secret.add_argument("--password", help="the password (visible in the process list; prefer stdin)")
-    create.add_argument("--admin", action="store_true", help="grant tenant:admin")
+    role = create.add_mutually_exclusive_group()
+    role.add_argument("--role", choices=ROLES, help="the role in the tenant (docs/accounts.md); default none")
+    role.add_argument("--admin", action="store_true", help="the same as --role admin")
     listed = add_action(subcommands, "list", "List the users (of one tenant with --tenant)")
     listed.add_argument("--tenant", help="tenant id or name")
 
@@ -161,14 +165,18 @@ def users(args: argparse.Namespace, settings: Settings) -> int:
 
     async def create() -> int:
         password = sys.stdin.readline().rstrip("\r\n") if args.password_stdin else args.password
-        user = await provision.create_user(settings, args.tenant, args.email, password, admin=args.admin)
-        text = f"user {user.id} ({user.email}) in tenant {user.tenant_id}, permissions: {user.permissions or '-'}"
+        role = ADMIN if args.admin else args.role
+        user = await provision.create_user(settings, args.tenant, args.email, password, role=role)
+        text = (
+            f"user {user.id} ({user.email}) in tenant {user.tenant_id}, role: {user.role or '-'}, "
+            f"permissions: {user.permissions or '-'}"
+        )
         emit(args, user_view(user), text)
         return 0
 
     async def listed() -> int:
         views = [user_view(user) for user in await provision.list_users(settings, args.tenant)]
-        emit(args, views, table(views, ["id", "tenant_id", "email", "permissions", "created_at"]))
+        emit(args, views, table(views, ["id", "tenant_id", "email", "role", "permissions", "created_at"]))
         return 0
 
     return run_action(args, {"create": create, "list": listed}[args.action])

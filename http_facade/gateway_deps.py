@@ -12,6 +12,7 @@ from fastapi import Depends, Request
 
 from agent_server.gateway.service import Caller, Gateway
 from agent_server.gateway.tokens import AdminClaims
+from http_facade.role_policy import authorize
 
 
 def get_gateway(request: Request) -> Gateway:
@@ -51,13 +52,14 @@ def api_key_caller(scope: str) -> Callable[[Request], Awaitable[Caller]]:
 
 
 async def admin_claims(request: Request) -> AdminClaims:
-    """The verified JWT of a tenant or platform admin (401 without a valid token, 403 for others)."""
-    return await request.app.state.gateway.authorize_admin(bearer_token(request))
+    """The verified JWT of a user the route policy lets call this route (http_facade/role_policy.py):
+    401 without a valid token, 403 ``role_not_allowed`` for a role the route does not admit."""
+    return await authorize(request, bearer_token(request))
 
 
 async def user_claims(request: Request) -> AdminClaims:
-    """The verified JWT of any signed-in user (sign-out and password change need no admin right)."""
-    return await request.app.state.gateway.authenticate_user(bearer_token(request))
+    """The same check, for routes of one's own account (sign-out, password change: ``SELF``)."""
+    return await authorize(request, bearer_token(request))
 
 
 GatewayDep = Annotated[Gateway, Depends(get_gateway)]

@@ -17,7 +17,8 @@ from agent_server.timeutil import utc
 
 # The dashboard pages that mail links open (their forms call the services of the JSON routes).
 VERIFY_PAGE = "/app/register/verify"
-RESET_PAGE = "/app/password/reset"  # reset and invitation links
+RESET_PAGE = "/app/password/reset"  # reset links, and the first admin's link of a tenant made by the platform
+INVITE_PAGE = "/app/invitations/accept"  # a member's invitation to an organisation (invitations.py)
 SIGN_IN_PAGE = "/app/login"
 FORGOT_PAGE = "/app/password/forgot"
 # The JSON route of reset and invitation tokens (registration tokens: POST /register/verify).

@@ -58,3 +58,21 @@ def invite(to: str, service: str, organisation: str, link: str, ttl: int) -> Mai
         f"The link works once and expires in {_minutes(ttl)}.\n"
     )
     return Mail(to, f"Your {service} organisation {organisation} is ready", text, "invite")
+
+
+def member_invite(
+    to: str, service: str, organisation: str, inviter: str, role: str, link: str, ttl: int, *, sso: bool
+) -> Mail:
+    how = (
+        "open the link and sign in through your organisation's single sign-on"
+        if sso
+        else "open the link to accept (a new account chooses its password there)"
+    )
+    text = (
+        f"{inviter} invited you to join the organisation {organisation} on {service} as {role}.\n\n"
+        f"To join, {how}:\n\n"
+        f"  {link}\n\n"
+        f"The link works once and expires in {_minutes(ttl)}. If you did not expect this, ignore it; "
+        "nothing happens without the link.\n"
+    )
+    return Mail(to, f"Join {organisation} on {service}", text, "member_invite")

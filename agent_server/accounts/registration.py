@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from agent_server.accounts import links, messages
 from agent_server.accounts.names import organisation_name
 from agent_server.accounts.password_policy import PasswordPolicy
+from agent_server.accounts.roles import OWNER
 from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.tables import Registration
 from agent_server.clock import Clock
@@ -36,7 +37,7 @@ from agent_server.timeutil import iso, utc
 
 PASSWORD, PASSKEY = "password", "passkey"
 HOUR = 3600
-FIRST_ADMIN = ["tenant:admin"]
+FIRST_ADMIN = ["tenant:admin"]  # the person who registers owns the organisation (role owner)
 
 
 class PasskeyCeremonies(Protocol):
@@ -256,7 +257,7 @@ class Registrations:
             )
         name = organisation_name(organisation) if organisation else pending.organisation
         tenant = repo.new_tenant(now, name, plan)
-        user = repo.new_user(now, tenant.id, pending.email, pending.password_hash, FIRST_ADMIN)
+        user = repo.new_user(now, tenant.id, pending.email, pending.password_hash, FIRST_ADMIN, OWNER)
         user.email_verified_at = utc(now)
         try:
             session.add(tenant)

@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from agent_server.accounts.credentials import Credentials
+from agent_server.accounts.invitations import Invitations
+from agent_server.accounts.members import Members
 from agent_server.accounts.passkeys import Passkeys
 from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.accounts.registration import Registrations
@@ -35,6 +37,18 @@ class Accounts:
             settings, self.db, self.clock, self.mailer, self.policy, self.limiter, gateway, name
         )
         self.registrations.passkeys = self.passkeys  # registration may start with a passkey
+        self.members = Members(self.db, self.clock)
+        self.invitations = Invitations(
+            settings,
+            self.db,
+            self.clock,
+            self.mailer,
+            self.policy,
+            self.limiter,
+            self.sessions,
+            gateway.catalog,
+            name,
+        )
 
     @property
     def sign_in_methods(self) -> list[str]:

@@ -7,7 +7,7 @@ deployment, so a sign-out holds at once in every process, with or without Redis.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import select, update
 
@@ -39,16 +39,24 @@ class Sessions:
         self.db, self.tokens = db, tokens
 
     def issue(self, user: User) -> SignedIn:
-        token, ttl = self.tokens.issue(user.id, user.tenant_id, list(user.permissions), user.token_version)
-        return SignedIn(token, ttl, user.id, user.tenant_id)
+        tenant_id = user.tenant_id or ""  # "": no organisation (left or removed)
+        token, ttl = self.tokens.issue(
+            user.id, tenant_id, list(user.permissions), user.token_version, user.role
+        )
+        return SignedIn(token, ttl, user.id, tenant_id)
 
-    async def check(self, claims: AdminClaims) -> None:
-        """401 when the user is gone, moved or signed out since the token was issued."""
-        query = select(User.token_version, User.tenant_id).where(User.id == claims.user_id)
+    async def check(self, claims: AdminClaims) -> AdminClaims:
+        """The claims as they hold now: 401 when the user is gone, moved or signed out since the token
+        was issued; otherwise with the user's current role, and only the permissions both the token
+        and the user still hold (a role change applies at the next request; roles.py)."""
+        query = select(User.token_version, User.tenant_id, User.role, User.permissions).where(
+            User.id == claims.user_id
+        )
         async with self.db.session() as session:
             row = (await session.execute(query)).first()
-        if row is None or row[0] != claims.version or row[1] != claims.tenant_id:
+        if row is None or row[0] != claims.version or (row[1] or "") != claims.tenant_id:
             raise self.tokens.invalid("This session has ended; sign in again at /admin/auth/login.")
+        return replace(claims, role=row[2], permissions=claims.permissions & frozenset(row[3]))
 
     async def end_all(self, user_id: str) -> int:
         """End every session of the user; returns the new token version."""

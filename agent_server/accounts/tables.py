@@ -1,4 +1,5 @@
-"""Account tables (migration 0007_accounts): pending registrations, one-time e-mail links, SSO.
+"""Account tables (migration 0007_accounts): pending registrations, one-time e-mail links, SSO;
+invitations to an organisation (migration 0019_members).
 
 Only digests of one-time tokens are stored; the token itself exists in the mail and nowhere else.
 """
@@ -91,3 +92,27 @@ class TenantDomain(SQLModel, table=True):
     verification_token: str = Field(max_length=64)
     created_at: datetime
     verified_at: datetime | None = None
+
+
+class Invitation(SQLModel, table=True):
+    """An invitation to join an organisation with a role, by a one-time link mailed to ``email``.
+
+    Pending while neither accepted nor revoked and not expired. Resending replaces the digest (the
+    earlier link stops working) and the expiry.
+    """
+
+    __tablename__ = "invitations"
+
+    id: str = Field(primary_key=True, max_length=40)
+    tenant_id: str = Field(foreign_key="tenants.id", max_length=40, index=True)
+    email: str = Field(max_length=320, index=True, description="Stored lower-cased.")
+    role: str = Field(max_length=16)
+    invited_by: str = Field(foreign_key="users.id", max_length=40)
+    digest: str = Field(max_length=64, unique=True, description="SHA-256 of the link's token.")
+    created_at: datetime
+    sent_at: datetime
+    sends: int = Field(default=1, description="How many times the link was mailed (resends count).")
+    expires_at: datetime
+    accepted_at: datetime | None = None
+    accepted_by: str | None = Field(default=None, foreign_key="users.id", max_length=40)
+    revoked_at: datetime | None = None

@@ -15,6 +15,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from agent_server.accounts.names import organisation_name
+from agent_server.accounts.roles import OWNER
 from agent_server.billing.contracts import contract_end
 from agent_server.billing.trial import Standing, StandingGate
 from agent_server.clock import Clock
@@ -107,7 +108,7 @@ async def create_tenant(
         except IntegrityError:
             raise Conflict(f"A tenant named '{tenant.name}' exists already.", param="name") from None
         if admin_email is not None:
-            user = repo.new_user(now, tenant.id, admin_email, None, ["tenant:admin"])
+            user = repo.new_user(now, tenant.id, admin_email, None, ["tenant:admin"], OWNER)
             try:
                 session.add(user)
                 await session.flush()

@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from agent_server.accounts.password_policy import PasswordPolicy
+from agent_server.accounts.roles import OWNER
 from agent_server.errors import ValidationFailed
 from agent_server.gateway import repository as repo
 from agent_server.gateway.passwords import hash_password
@@ -55,7 +56,7 @@ async def bootstrap(services: Services) -> None:
             tenant = repo.new_tenant(now, DEMO_TENANT, plan)
             session.add(tenant)
             await session.flush()  # the tenant row first: without relationships the FKs set no order
-            user = repo.new_user(now, tenant.id, email, password_hash, BOOTSTRAP_PERMISSIONS)
+            user = repo.new_user(now, tenant.id, email, password_hash, BOOTSTRAP_PERMISSIONS, OWNER)
             session.add(user)
             if settings.sandbox:
                 key, full_key = repo.new_key(now, tenant.id, "demo", DEMO_SCOPES, "test")

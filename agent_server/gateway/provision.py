@@ -13,6 +13,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 
+from agent_server.accounts import roles
 from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.billing.contracts import contract_end
 from agent_server.billing.handlers import LIVE
@@ -117,17 +118,24 @@ async def set_plan(
 
 
 async def create_user(
-    settings: Settings, tenant: str, email: str, password: str, *, admin: bool = False
+    settings: Settings,
+    tenant: str,
+    email: str,
+    password: str,
+    *,
+    role: str | None = None,
+    admin: bool = False,
 ) -> User:
+    """A user of ``tenant`` with ``role`` (``admin=True``: the role admin; neither: no role)."""
+    role = roles.checked_role(role) if role is not None else (roles.ADMIN if admin else None)
     async with operator_database(settings) as op:
         owner = await _tenant(op.db, tenant)
         policy = PasswordPolicy(settings)  # the rule of every path that sets a password
         password_hash = await policy.hash_new(password, user_inputs=[email, owner.name])
-        permissions = ["tenant:admin"] if admin else []
         user = await repo.add_user(
-            op.db, repo.new_user(op.clock.now(), owner.id, email, password_hash, permissions)
+            op.db, repo.new_user(op.clock.now(), owner.id, email, password_hash, [], role)
         )
-        await op.record(owner.id, "user.create", user.id, permissions=permissions)
+        await op.record(owner.id, "user.create", user.id, role=role, permissions=list(user.permissions))
         return user
 
 

@@ -18,6 +18,7 @@ from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from agent_server.accounts import roles
 from agent_server.errors import Conflict, NotFound, ValidationFailed
 from agent_server.gateway import keys
 from agent_server.gateway.tables import ApiKey, PlanRecord, ProviderKey, Tenant, User, unix
@@ -151,15 +152,23 @@ async def set_rate_limit(db: Database, tenant_id: str, rate_limit: int | None) -
 
 
 def new_user(
-    now: float, tenant_id: str, email: str, password_hash: str | None, permissions: list[str]
+    now: float,
+    tenant_id: str,
+    email: str,
+    password_hash: str | None,
+    permissions: list[str],
+    role: str | None = None,
 ) -> User:
+    """Without ``role``, ``tenant:admin`` among the permissions makes an admin (as before roles)."""
+    role = role if role is not None else roles.role_from_permissions(permissions)
     return User(
         id=keys.new_id("usr_"),
         tenant_id=tenant_id,
         email=email.strip().lower(),
         password_hash=password_hash,
-        permissions=sorted(set(permissions)),
+        permissions=roles.permissions_with(permissions, role),
         created_at=utc(now),
+        role=role,
     )
 
 

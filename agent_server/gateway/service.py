@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, NamedTuple
 
+from agent_server.accounts.roles import Access
 from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.sso.enforcement import is_enforced
 from agent_server.errors import AuthFailed, PermissionDenied, QuotaExceeded
@@ -39,7 +40,6 @@ from agent_server.tasks import stop_tasks
 from agent_server.versions import CURRENT_VERSION
 
 log = logging.getLogger("agentgate.gateway")
-ADMIN_PERMISSIONS = frozenset({"tenant:admin", "platform:admin"})
 METERED_SCOPES = frozenset({"chat", "embeddings"})  # the scopes whose requests spend a budget
 
 
@@ -267,7 +267,7 @@ class Gateway:
         Platform administrators keep password and passkey sign-in as the break-glass way back in; a
         tenant whose plan lacks single sign-on is not enforced (else a downgrade would lock it out).
         """
-        if "platform:admin" in user.permissions:
+        if "platform:admin" in user.permissions or user.tenant_id is None:
             return
         if not await is_enforced(self.db, user.tenant_id, self.catalog):  # the flag, on a plan with sso
             return
@@ -281,14 +281,13 @@ class Gateway:
         """The claims of a live session (valid JWT, not signed out since), whatever the permissions."""
         if not token:
             raise self.tokens.invalid("Missing bearer token; log in at /admin/auth/login.")
-        claims = self.tokens.verify(token)
-        await self.sessions.check(claims)
-        return claims
+        return await self.sessions.check(self.tokens.verify(token))
 
-    async def authorize_admin(self, token: str | None) -> AdminClaims:
+    async def authorize_admin(self, token: str | None, access: Access, what: str) -> AdminClaims:
+        """The claims of a live session allowed by ``access`` (the route policy's entry for ``what``,
+        e.g. ``POST /admin/api-keys``): 401 without a live session, 403 ``role_not_allowed``."""
         claims = await self.authenticate_user(token)
-        if not claims.permissions & ADMIN_PERMISSIONS:
-            raise PermissionDenied("This user is not an administrator of the tenant.")
+        access.check(claims, what)
         return claims
 
     # Key administration lives in key_admin.py; these names are what routes, CLI and tests call.

@@ -1,7 +1,7 @@
 """Gateway tables: plans, tenants, users, API keys and usage records (migration 0002_gateway); key
 settings, spend and tenants' own provider keys (migration 0012_keys_spend_byok); self-serve plans and
 contract ends (migration 0018_negotiated_plans); the request log's columns and stored bodies
-(migration 0017_request_log).
+(migration 0017_request_log); members' roles (migration 0019_members).
 
 Times are aware UTC ``datetime`` (SQLModel's UTCDateTime; ``DateTime(timezone=True)`` columns). JSON list columns hold small sets
 (scopes, models, features, permissions) that are always read whole.
@@ -60,7 +60,9 @@ class User(SQLModel, table=True):
     __tablename__ = "users"
 
     id: str = Field(primary_key=True, max_length=40)
-    tenant_id: str = Field(foreign_key="tenants.id", max_length=40, index=True)
+    # None: a person of no organisation (they left or were removed); they keep their account and may
+    # accept an invitation (migration 0019_members). One organisation per user for now.
+    tenant_id: str | None = Field(default=None, foreign_key="tenants.id", max_length=40, index=True)
     email: str = Field(max_length=320, unique=True, description="Stored lower-cased.")
     password_hash: str | None = Field(
         default=None, max_length=200, description="argon2id PHC string; none for passkey or SSO users."
@@ -70,6 +72,9 @@ class User(SQLModel, table=True):
     email_verified_at: datetime | None = None
     # In every admin JWT as "ver"; sign-out and password changes raise it, which ends earlier tokens.
     token_version: int = Field(default=0)
+    # owner, admin, developer, viewer or billing (agent_server/accounts/roles.py); None: no rights in
+    # the organisation (members made before roles without tenant:admin, SSO users given none).
+    role: str | None = Field(default=None, max_length=16)
 
 
 class ApiKey(SQLModel, table=True):

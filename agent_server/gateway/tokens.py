@@ -34,6 +34,8 @@ class AdminClaims:
     permissions: frozenset[str]
     version: int = 0  # the user's token version at issue; a later sign-out raises it
     issued_at: int = 0  # when the user signed in: actions that add a credential need a recent one
+    # The member's role; the session check replaces it with the user's current one (roles.py).
+    role: str | None = None
 
 
 def bearer_challenge(realm: str, error: str = "invalid_token", **params: str) -> str:
@@ -60,8 +62,9 @@ class TokenService:
         self.challenge = {"WWW-Authenticate": bearer_challenge(realm)}
 
     def issue(
-        self, user_id: str, tenant_id: str, permissions: list[str], version: int = 0
+        self, user_id: str, tenant_id: str, permissions: list[str], version: int = 0, role: str | None = None
     ) -> tuple[str, int]:
+        """``tenant_id`` is "" for a user of no organisation (who left or was removed)."""
         now = int(self._clock.now())
         claims = {
             "iss": self.issuer,
@@ -70,6 +73,7 @@ class TokenService:
             "tenant": tenant_id,
             "permissions": sorted(permissions),
             "ver": version,
+            "role": role,
             "iat": now,
             "exp": now + self.ttl,
             "jti": secrets.token_hex(8),
@@ -92,12 +96,14 @@ class TokenService:
         except jwt.InvalidTokenError:
             raise self.invalid("The access token is invalid.") from None
         exp, iat, tenant, permissions = (claims.get(k) for k in ("exp", "iat", "tenant", "permissions"))
-        not_before, version = claims.get("nbf", iat), claims.get("ver", 0)
+        not_before, version, role = claims.get("nbf", iat), claims.get("ver", 0), claims.get("role")
         if not (_is_time(exp) and _is_time(iat) and _is_time(not_before) and isinstance(tenant, str)):
             raise self.invalid("The access token is invalid.")
         if not isinstance(version, int) or isinstance(version, bool):
             raise self.invalid("The access token is invalid.")
         if not (isinstance(permissions, list) and all(isinstance(p, str) for p in permissions)):
+            raise self.invalid("The access token is invalid.")
+        if role is not None and not isinstance(role, str):
             raise self.invalid("The access token is invalid.")
         now = self._clock.now()
         if now > exp + LEEWAY_SECONDS:
@@ -106,7 +112,7 @@ class TokenService:
             )
         if iat > now + LEEWAY_SECONDS or not_before > now + LEEWAY_SECONDS:
             raise self.invalid("The access token is not valid yet.")
-        return AdminClaims(str(claims["sub"]), tenant, frozenset(permissions), version, iat)
+        return AdminClaims(str(claims["sub"]), tenant, frozenset(permissions), version, iat, role)
 
     def invalid(self, message: str) -> AuthFailed:
         return AuthFailed(message, code="invalid_token", headers=self.challenge)

@@ -46,6 +46,7 @@ class Reset(BaseModel):
 
 @router.post("/admin/auth/logout", summary="Sign out: ends every session of the user")
 async def logout(claims: UserDep, request: Request) -> dict[str, Any]:
+    audit_note(request, action="auth.logout")
     return await request.app.state.accounts.credentials.sign_out(claims.user_id)
 
 
@@ -54,6 +55,7 @@ async def change_password(
     body: PasswordChange, claims: UserDep, request: Request, response: Response
 ) -> dict[str, Any]:
     credentials = request.app.state.accounts.credentials
+    audit_note(request, action="auth.password_change")
     signed_in = await credentials.change(claims, body.current_password, body.new_password)
     response.headers.update(NO_STORE)
     return signed_in.body()

@@ -1,8 +1,9 @@
-"""What every admin route of this package shares: the acting admin, the platform check, the services.
+"""What every admin route of this package shares: the acting member, the platform check, the services.
 
-Authentication is the gateway's (``http_facade.gateway_deps.admin_claims``: a valid admin JWT, 401
-otherwise, 403 for a user without ``tenant:admin``/``platform:admin``). Tenant-scoped routes act on
-the token's tenant only; routes that change the whole platform also need ``platform:admin``.
+Authentication and the role check are the route policy's (``http_facade.gateway_deps.admin_claims``
+→ ``http_facade/role_policy.py``: a valid admin JWT, 401 otherwise; 403 ``role_not_allowed`` for a
+role the route's entry does not admit). Tenant-scoped routes act on the token's tenant only; routes
+that change the whole platform also need ``platform:admin``.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ AUDIT_STATE = "audit"  # request.state.audit: what a route adds to its audit ent
 @dataclass(frozen=True)
 class Actor:
     user_id: str
-    tenant_id: str
+    tenant_id: str  # "" for a user of no organisation
     permissions: frozenset[str]
     ip: str
+    role: str | None = None  # the member's role now (roles.py)
 
     @property
     def platform(self) -> bool:
@@ -36,7 +38,7 @@ class Actor:
 
 
 async def current_actor(request: Request, claims: Annotated[AdminClaims, Depends(admin_claims)]) -> Actor:
-    actor = Actor(claims.user_id, claims.tenant_id, claims.permissions, client_ip(request))
+    actor = Actor(claims.user_id, claims.tenant_id, claims.permissions, client_ip(request), claims.role)
     request.state.admin_actor = actor  # read by the audit middleware
     return actor
 

@@ -127,8 +127,9 @@ async def populate(app: FastAPI, clock: ManualClock) -> tuple[dict[str, str], di
         tenants[short] = (await gateway_repo.create_tenant(services.db, clock.now(), name, plan)).id
     users, tokens = {}, {}
     for who, (short, permissions) in USERS.items():
+        role = "owner" if "tenant:admin" in permissions else None  # each tenant's admin owns it
         user = gateway_repo.new_user(
-            clock.now(), tenants[short], f"{who}@example.com", "not-a-hash", permissions
+            clock.now(), tenants[short], f"{who}@example.com", "not-a-hash", permissions, role
         )
         await gateway_repo.add_user(services.db, user)
         users[who] = user.id

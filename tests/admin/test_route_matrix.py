@@ -22,10 +22,15 @@ PUBLIC = {
     ("POST", "/admin/auth/password/reset"),
     ("POST", "/admin/auth/passkey/options"),
     ("POST", "/admin/auth/passkey"),
+    ("GET", "/admin/auth/invitation"),
+    ("POST", "/admin/auth/invitation"),
 }
-# Any signed-in user's own account; calling them ends the caller's sessions, so only 401 is checked here
-# (tests/accounts/test_passwords_and_sessions.py covers them).
-SELF = {("POST", "/admin/auth/logout"), ("POST", "/admin/auth/password")}
+# Any signed-in user's own account (some end the caller's sessions or membership), so only 401 is
+# checked here (tests/accounts/test_passwords_and_sessions.py, test_passkeys_manage.py and
+# test_members*.py cover them; tests/security/test_role_policy.py every role).
+SELF = {("POST", "/admin/auth/logout"), ("POST", "/admin/auth/password"), ("DELETE", "/admin/membership"), ("GET", "/admin/membership"),
+        ("GET", "/admin/auth/passkeys"), ("POST", "/admin/auth/passkeys/options"), ("POST", "/admin/auth/passkeys"),
+        ("PATCH", "/admin/auth/passkeys/{passkey_id}"), ("DELETE", "/admin/auth/passkeys/{passkey_id}")}  # fmt: skip
 PLATFORM_ONLY = {
     ("GET", "/admin/llm-routing/"),
     ("PATCH", "/admin/llm-routing/"),
@@ -103,6 +108,7 @@ async def seed_tenant_a(world: World) -> dict[str, str]:
         "binding_secret": binding["secret"],
         "search_key": key["secret"],
         "userId": world.users["a_member"],
+        "user_id": world.users["a_member"],
         "a_admin_user": world.users["a_admin"],
         "key_id": api_key.id,
         "api_key": full_key,
@@ -134,6 +140,7 @@ def request_for(method: str, path: str, a: dict[str, str]) -> tuple[str, dict]:
         ("PATCH", "/admin/auth/passkeys/{passkey_id}"): {"name": "m"},
         ("PATCH", "/admin/sso"): {"enforced": False},
         ("PATCH", "/admin/sso/connections/{protocol}"): {"enabled": False},
+        ("PATCH", "/admin/members/{user_id}"): {"role": "viewer"},
         ("POST", "/admin/sso/domains"): {"domain": "matrix.example"},
     }
     kwargs: dict = {}

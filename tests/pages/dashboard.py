@@ -53,7 +53,9 @@ class Dash:
         """A new browser (closed when the test ends), optionally with ``cookies`` set for /app."""
         transport = httpx.ASGITransport(self.app, client=(ip, 5555))
         headers = {"Accept": BROWSER_ACCEPT, "User-Agent": BROWSER_UA}
-        client = httpx.AsyncClient(transport=transport, base_url=BASE_URL, headers=headers)
+        # The app's own address: production cookies are Secure, which a client sends over https only.
+        base = self.settings.public_base_url or BASE_URL
+        client = httpx.AsyncClient(transport=transport, base_url=base, headers=headers)
         for name, value in (cookies or {}).items():
             client.cookies.set(name, value, domain="127.0.0.1", path="/app")
         self.clients.append(client)

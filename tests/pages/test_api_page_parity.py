@@ -41,6 +41,24 @@ API_TO_PAGE: dict[Route, Route] = {
     # The request log (docs/request-log.md)
     ("GET", "/admin/logs"): ("GET", "/app/logs"),
     ("GET", "/admin/logs/{request_id}"): ("GET", "/app/logs/{request_id}"),
+    # Members and invitations (docs/accounts.md, "Members and roles")
+    ("GET", "/admin/members"): ("GET", "/app/members"),
+    ("GET", "/admin/members/{user_id}"): ("GET", "/app/members"),
+    ("PATCH", "/admin/members/{user_id}"): ("POST", "/app/members/{user_id}/role"),
+    ("DELETE", "/admin/members/{user_id}"): ("POST", "/app/members/{user_id}/remove"),
+    ("POST", "/admin/ownership/transfer"): ("POST", "/app/members/{user_id}/transfer"),
+    ("GET", "/admin/membership"): ("GET", "/app/account"),
+    ("DELETE", "/admin/membership"): ("POST", "/app/account/leave"),
+    ("GET", "/admin/invitations"): ("GET", "/app/members"),
+    ("POST", "/admin/invitations"): ("POST", "/app/members/invitations"),
+    ("POST", "/admin/invitations/{invitation_id}/resend"): (
+        "POST",
+        "/app/members/invitations/{invitation_id}/resend",
+    ),
+    ("DELETE", "/admin/invitations/{invitation_id}"): (
+        "POST",
+        "/app/members/invitations/{invitation_id}/revoke",
+    ),
     # Provider keys (bring your own key)
     ("GET", "/admin/byok"): ("GET", "/app/provider-keys"),
     ("GET", "/admin/byok/{provider}"): ("GET", "/app/provider-keys"),

@@ -16,7 +16,7 @@ from tests.gateway.conftest import PASSWORD
 from tests.pages.dashboard import Dash, csrf_of, dashboard_world, post_form
 
 PUBLIC = {"/app/login", "/app/register", "/app/register/verify", "/app/password/forgot", "/app/password/reset",
-          "/app/login/sso/finish"}  # fmt: skip
+          "/app/login/sso/finish", "/app/invitations/accept"}  # fmt: skip
 
 
 @pytest.fixture
@@ -37,8 +37,9 @@ def signed_in_pages() -> list[str]:
 
 def test_the_signed_in_pages_are_all_there() -> None:
     assert signed_in_pages() == [
-        "/app", "/app/audit", "/app/billing", "/app/keys", "/app/logs", "/app/passkeys", "/app/playground",
-        "/app/provider-keys", "/app/routing", "/app/sso", "/app/sso/enforcement", "/app/tenants", "/app/usage", "/app/webhooks",
+        "/app", "/app/account", "/app/audit", "/app/billing", "/app/keys", "/app/logs", "/app/members", "/app/passkeys",
+        "/app/playground", "/app/provider-keys", "/app/routing", "/app/sso", "/app/sso/enforcement", "/app/tenants", "/app/usage",
+        "/app/webhooks",
     ]  # fmt: skip
 
 

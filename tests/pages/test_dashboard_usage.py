@@ -216,7 +216,11 @@ async def test_a_live_deployment_offers_a_model_its_routing_table_serves(
         {"name": "up", "base_url": "http://127.0.0.1:9/v1", "models": {"gpt-4o": "m"}}
     )
     async with dashboard_world(
-        settings, mode="production", upstreams=[upstream], content_dir=content
+        settings,
+        mode="production",
+        public_base_url="https://127.0.0.1:8000",  # production cookies are Secure: an https address
+        upstreams=[upstream],
+        content_dir=content,
     ) as world:
         browser = await world.signed_in(await world.person(plan="starter"))
         snippet = parse((await browser.get("/app")).text).all("textarea")[0].text

@@ -35,7 +35,7 @@ MAX_EXAMPLES = 10
 SEED = 20260518
 PASSWORD = "fuzzing-password-" + uuid.uuid4().hex
 # Operations that end the session every other admin operation uses: covered by the account tests.
-SESSION_ENDERS = "^/admin/auth/(logout|password)$"
+SESSION_ENDERS = "^/admin/(auth/(logout|password)|membership)$"
 CONFIG = """
 [checks.not_a_server_error]
 # 501 is the honest answer of the planned endpoints (OAuth, /agent/auth), not a crash.

@@ -8,14 +8,20 @@ The rules (docs/accounts.md, "Single sign-on"):
 - a platform administrator never signs in through a tenant's provider (whoever controls that
   tenant's provider and DNS would otherwise gain platform rights): they sign in with a password or a
   passkey;
-- a new user is created in that tenant with the connection's permissions, its e-mail counted as
-  verified by the provider.
+- a new user is created in that tenant, its e-mail counted as verified by the provider: with the
+  role of a pending invitation of that address to the tenant (which is used up), else with the role
+  the connection's permissions give (``tenant:admin``: admin; none: no role);
+- a user who left or was removed (no organisation) comes back only with a pending invitation (403
+  ``sso_not_a_member`` otherwise): the provider still knowing them does not undo a removal.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
+from agent_server.accounts import invitation_store as store
+from agent_server.accounts.roles import permissions_with, role_from_permissions
 from agent_server.accounts.tables import SsoConnection, TenantDomain
 from agent_server.errors import Conflict, PermissionDenied
 from agent_server.gateway import repository as repo
@@ -57,17 +63,13 @@ async def provision(db: Database, now: float, conn: SsoConnection, email: str) -
             f"The domain of {email} is not a verified domain of this organisation.",
             code="sso_domain_not_verified",
         )
-    user = await repo.find_user(db, email)
-    if user is None:
-        permissions = list(conn.config.get("jit_permissions", DEFAULT_PERMISSIONS))
-        user = repo.new_user(now, conn.tenant_id, email, None, permissions)
-        user.email_verified_at = utc(now)
-        try:
-            return await repo.add_user(db, user)
-        except Conflict:  # the same person signing in twice at once: take the row the other made
-            user = await repo.find_user(db, email)
-            if user is None:
-                raise
+    try:
+        user = await _find_or_join(db, now, conn, email)
+    except IntegrityError:  # the same person signing in twice at once: take the row the other made
+        found = await repo.find_user(db, email)
+        if found is None:
+            raise
+        user = found
     if user.tenant_id != conn.tenant_id:
         raise PermissionDenied(f"{email} belongs to another organisation.", code="sso_user_elsewhere")
     if PLATFORM_ADMIN in user.permissions:  # whichever way the row came: found, or made by a racing sign-in
@@ -77,3 +79,31 @@ async def provision(db: Database, now: float, conn: SsoConnection, email: str) -
             code="sso_platform_admin",
         )
     return user
+
+
+async def _find_or_join(db: Database, now: float, conn: SsoConnection, email: str) -> User:
+    """The user of ``email``: found, created (new), or joined to the tenant (no organisation, invited)."""
+    async with db.session() as session:
+        user = (await session.execute(select(User).where(User.email == email))).scalars().first()
+        if user is not None and (user.tenant_id is not None or PLATFORM_ADMIN in user.permissions):
+            return user  # the caller refuses another organisation's member and platform admins
+        invitation = await store.pending_for(session, conn.tenant_id, email, now)
+        if user is None:
+            permissions = list(conn.config.get("jit_permissions", DEFAULT_PERMISSIONS))
+            role = invitation.role if invitation else role_from_permissions(permissions)
+            user = repo.new_user(now, conn.tenant_id, email, None, permissions, role)
+            user.email_verified_at = utc(now)
+            session.add(user)
+            await session.flush()
+        elif invitation is None:
+            raise PermissionDenied(
+                f"{email} is not a member of this organisation any more; ask an administrator for an "
+                "invitation.",
+                code="sso_not_a_member",
+            )
+        else:
+            user.tenant_id, user.role = conn.tenant_id, invitation.role
+            user.permissions = permissions_with(user.permissions, invitation.role)
+        if invitation is not None and not await store.claim(session, invitation, user.id, now):
+            raise Conflict("The invitation changed meanwhile; sign in again.", code="invitation_changed")
+        return user

@@ -9,12 +9,15 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from http_facade.pages.dashboard import (
+    account,
     audit_log,
     auth,
     billing,
     byok,
+    invitation,
     keys,
     logs,
+    members,
     overview,
     passkeys,
     password,
@@ -33,7 +36,7 @@ from http_facade.pages.dashboard import (
 AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
     for area in (auth, register, password, overview, keys, usage, logs, webhooks, webhook_manage, playground, routing,
-                 audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants)
+                 audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants, members, account, invitation)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()
 for _router in AREA_ROUTERS:

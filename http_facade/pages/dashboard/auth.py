@@ -123,7 +123,7 @@ async def login(request: Request, form: Annotated[LoginForm, Form()]) -> Respons
 async def passkey_session(request: Request, form: Annotated[SessionForm, Form()]) -> RedirectResponse:
     checked(request, form)
     gateway = request.app.state.gateway
-    claims = await gateway.authorize_admin(form.token)  # 401 for anything but a live admin session
+    claims = await gateway.authenticate_user(form.token)  # 401 for anything but a live session
     lifetime = int(claims.issued_at + gateway.tokens.ttl - gateway.clock.now())
     response = see_other(safe_next(form.next))
     start_session(response, gateway.services.settings, form.token, lifetime)
@@ -161,7 +161,7 @@ async def sso_finish(
     token = await sso_handoff.take_session(request, ticket)
     gateway = request.app.state.gateway
     try:
-        claims = await gateway.authorize_admin(token)
+        claims = await gateway.authenticate_user(token)
     except AuthFailed:
         raise sso_handoff.refused() from None
     response = see_other(APP_PATH)

@@ -3,6 +3,8 @@
 ``DashboardRoute`` turns a missing or ended session into a redirect to the sign-in page, marks every
 answer ``Cache-Control: no-store`` (signed-in pages show the tenant's data, some show secrets) and
 sends the CSRF nonce a page's forms were signed with. Errors are pages, as on every page route.
+Which role may open which page is the route policy's (``http_facade/role_policy.py``), checked by
+``SessionDep``; the navigation shows only the pages the session's role may open.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.responses import Response
 
+from agent_server.gateway.tokens import AdminClaims
 from http_facade.deps import client_ip
 from http_facade.pages.dashboard.csrf import check_csrf, csrf_token, set_nonce_cookie
 from http_facade.pages.dashboard.session import (
     APP_PATH,
+    ElsewhereFirst,
     Session,
     SignInNeeded,
     current_session,
@@ -30,6 +34,7 @@ from http_facade.pages.dashboard.session import (
 from http_facade.pages.openapi import ERROR_TEXT, HTML_TEXT, SITE_ERROR
 from http_facade.pages.route import PageRoute
 from http_facade.pages.templating import render
+from http_facade.role_policy import allows
 from http_facade.routes.admin_common import Actor
 
 NO_STORE = {"Cache-Control": "no-store"}
@@ -46,11 +51,14 @@ APP_NAV: tuple[tuple[str, str], ...] = (
     (f"{APP_PATH}/passkeys", "Passkeys"),
     (f"{APP_PATH}/sso", "Single sign-on"),
     (f"{APP_PATH}/provider-keys", "Provider keys"),
+    (f"{APP_PATH}/members", "Members"),
+    (f"{APP_PATH}/account", "Account"),
 )
 PLATFORM_NAV: tuple[tuple[str, str], ...] = (
     (f"{APP_PATH}/routing", "LLM routing"),
     (f"{APP_PATH}/tenants", "Tenants"),
 )
+ACCOUNT_PAGE = f"{APP_PATH}/account"  # where a session without an organisation or a role lands
 DASHBOARD_ERROR_TEXT = {
     **ERROR_TEXT,
     401: "The sign-in (or the token handed over) is not valid.",
@@ -69,6 +77,8 @@ class DashboardRoute(PageRoute):
             except SignInNeeded as needed:
                 response = RedirectResponse(login_url(needed.next_path), status_code=303)
                 end_session(response, request.app.state.services.settings)
+            except ElsewhereFirst as refused:
+                response = RedirectResponse(landing(refused.claims), status_code=303)
             response.headers.update(NO_STORE)
             set_nonce_cookie(request, response)
             return response
@@ -121,7 +131,20 @@ SessionDep = Annotated[Session, Depends(current_session)]
 def actor_of(request: Request, session: Session) -> Actor:
     """The session as the admin routes' ``Actor``, for the services (and route functions) they share."""
     claims = session.claims
-    return Actor(claims.user_id, claims.tenant_id, claims.permissions, client_ip(request))
+    return Actor(claims.user_id, claims.tenant_id, claims.permissions, client_ip(request), session.role)
+
+
+def nav_for(claims: AdminClaims) -> tuple[tuple[str, str], ...]:
+    """The navigation entries whose pages the route policy lets these claims open."""
+    return tuple(entry for entry in (*APP_NAV, *PLATFORM_NAV) if allows(claims, "GET", entry[0]))
+
+
+def landing(claims: AdminClaims) -> str:
+    """The first page of a session whose role may not open the overview (billing: the billing page);
+    the account page for a person without an organisation or a role."""
+    if not claims.tenant_id or claims.role is None:
+        return ACCOUNT_PAGE
+    return next((href for href, _ in nav_for(claims)), ACCOUNT_PAGE)
 
 
 def _current(path: str) -> str:
@@ -151,11 +174,10 @@ def page(
     status: int = 200,
 ) -> HTMLResponse:
     """``dashboard/<template>`` with the navigation (when signed in) and the forms' CSRF token."""
-    nav = (*APP_NAV, *(PLATFORM_NAV if session is not None and session.platform else ()))
     values = {
         "csrf": csrf_token(request),
         "session": session,
-        "app_nav": nav if session is not None else (),
+        "app_nav": nav_for(session.claims) if session is not None else (),
         "app_current": _current(request.url.path),
         "when": when,
         **(context or {}),

@@ -2,22 +2,24 @@
 
 The JSON API never reads this cookie (it takes ``Authorization: Bearer`` only), so a page of another
 site cannot use it there; under ``/app`` every state-changing form also carries a CSRF token
-(``csrf.py``). The cookie is checked like a bearer token on every request (``authorize_admin``: the
-signature, the expiry and the user's token version), so signing out anywhere ends it at once.
+(``csrf.py``). The cookie is checked like a bearer token on every request (the signature, the expiry
+and the user's token version), so signing out anywhere ends it at once; then the route policy
+(``http_facade/role_policy.py``) decides whether the member's role may open the page.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agent_server.errors import AuthFailed
+from agent_server.accounts.transport import plain_http_loopback
+from agent_server.errors import AuthFailed, PermissionDenied
 from agent_server.gateway.tokens import AdminClaims
 from agent_server.settings import Settings
+from http_facade.role_policy import authorize
 
 APP_PATH = "/app"
 LOGIN_PATH = f"{APP_PATH}/login"
@@ -31,6 +33,14 @@ class SignInNeeded(Exception):
     def __init__(self, next_path: str) -> None:
         super().__init__(next_path)
         self.next_path = next_path
+
+
+class ElsewhereFirst(Exception):
+    """The overview is not for this session's role: the dashboard sends it to its first page."""
+
+    def __init__(self, claims: AdminClaims) -> None:
+        super().__init__(claims.user_id)
+        self.claims = claims
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,20 +60,17 @@ class Session:
     def platform(self) -> bool:
         return PLATFORM_ADMIN in self.claims.permissions
 
-
-def _loopback(host: str | None) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return host is not None and ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    @property
+    def role(self) -> str | None:
+        """The member's role now; None without one (or without an organisation)."""
+        return self.claims.role if self.claims.tenant_id else None
 
 
 def secure_cookies(settings: Settings) -> bool:
-    """Cookies are ``Secure`` unless the service is reached over plain http on loopback (make run)."""
-    parts = urlsplit(settings.public_base_url)
-    return not (parts.scheme == "http" and _loopback(parts.hostname))
+    """Cookies are ``Secure`` in production always; in sandbox mode, unless the service is reached
+    over plain http on loopback (``make run``). Production with a plain-http base URL on another host
+    does not start (agent_server/accounts/transport.py)."""
+    return not (settings.sandbox and plain_http_loopback(settings))
 
 
 def safe_next(value: str | None) -> str:
@@ -109,15 +116,31 @@ def _return_path(request: Request) -> str:
 
 
 async def current_session(request: Request) -> Session:
-    """The signed-in admin of this request; ``SignInNeeded`` without a live session.
+    """The signed-in member of this request; ``SignInNeeded`` without a live session.
 
-    A user without an admin permission gets 403 (``PermissionDenied``), as on ``/admin``.
+    A role the route policy does not admit gets 403 ``role_not_allowed``, as on ``/admin``; the
+    overview sends such a session to the first page its role may open instead.
     """
     token = request.cookies.get(SESSION_COOKIE)
     if not token:
         raise SignInNeeded(_return_path(request))
     try:
-        claims = await request.app.state.gateway.authorize_admin(token)
+        claims = await authorize(request, token)
     except AuthFailed:  # expired, signed out since, or not a token of ours
         raise SignInNeeded(_return_path(request)) from None
+    except PermissionDenied:
+        if request.method == "GET" and request.url.path == APP_PATH:
+            raise ElsewhereFirst(await request.app.state.gateway.authenticate_user(token)) from None
+        raise
     return Session(token, claims)
+
+
+async def optional_session(request: Request) -> Session | None:
+    """The live session of this browser if there is one, for public pages that adapt to it."""
+    token = request.cookies.get(SESSION_COOKIE)
+    if not token:
+        return None
+    try:
+        return Session(token, await request.app.state.gateway.authenticate_user(token))
+    except AuthFailed:
+        return None
