@@ -3,14 +3,31 @@ real SMTP server, follow the link and confirm. The pages' ``data-test`` hooks ar
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 
 from playwright.sync_api import expect
 
+from agent_server.settings import Settings
 from tests.accounts.conftest import PASSWORD
 from tests.accounts.smtp import SmtpServer, link_in
 from tests.browser.harness import Visitor
+
+
+def negotiate(settings: Settings, organisation: str, plan: str = "enterprise") -> None:
+    """A negotiated plan is not self-served (docs/billing.md, "Plans"): the operator sets it with the
+    contract's end, here a year ahead, with the command line on the server's database."""
+    end = (datetime.now(UTC) + timedelta(days=365)).date().isoformat()
+    argv = ["tenants", "set-plan", "--tenant", organisation, "--plan", plan, "--contract-end", end]
+    env = {**os.environ, "AGENTGATE_DATA_DIR": str(settings.data_dir)}
+    done = subprocess.run(
+        [sys.executable, "-m", "http_facade.cli", *argv], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def wait_for_mail(smtp: SmtpServer, to: str, timeout: float = 15.0) -> EmailMessage:

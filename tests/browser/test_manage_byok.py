@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from agent_server.llm.config import UpstreamConfig
 from agent_server.settings import Settings
 from tests.accounts.smtp import SmtpServer
-from tests.browser.dashboard import register
+from tests.browser.dashboard import negotiate, register
 from tests.browser.harness import Visitor
 from tests.browser.live import ThreadedServer
 from tests.browser.manage import check_both
@@ -35,9 +35,10 @@ def settings(settings: Settings) -> Settings:
 
 
 def test_a_provider_key_is_added_masked_replaced_and_deleted(
-    visitor: Visitor, smtp: SmtpServer, server: ThreadedServer
+    visitor: Visitor, smtp: SmtpServer, server: ThreadedServer, settings: Settings
 ) -> None:
-    register(visitor, smtp, "barbara@liskov.example", "Liskov Substitutions", plan="enterprise")
+    register(visitor, smtp, "barbara@liskov.example", "Liskov Substitutions", plan="professional")
+    negotiate(settings, "Liskov Substitutions")  # Enterprise: set by the operator with a contract end
     page = visitor.page
     page.get_by_test_id("nav-provider-keys").click()
     provider = page.locator('[data-test="byok-provider"][data-provider="acme"]')

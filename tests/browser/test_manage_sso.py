@@ -16,7 +16,7 @@ from tests.accounts.dns_server import LoopbackDns
 from tests.accounts.oidc_provider.server import OidcProvider
 from tests.accounts.smtp import SmtpServer
 from tests.browser.conftest import OpenVisitor
-from tests.browser.dashboard import register
+from tests.browser.dashboard import negotiate, register
 from tests.browser.manage import check_both
 
 pytestmark = pytest.mark.browser
@@ -36,11 +36,12 @@ def settings(settings: Settings, dns: LoopbackDns) -> Settings:
 
 
 def test_a_domain_is_verified_and_an_openid_provider_connected(
-    open_visitor: OpenVisitor, smtp: SmtpServer, dns: LoopbackDns
+    open_visitor: OpenVisitor, smtp: SmtpServer, dns: LoopbackDns, settings: Settings
 ) -> None:
     visitor = open_visitor(permissions=["clipboard-read", "clipboard-write"])
     page = visitor.page
-    register(visitor, smtp, EMAIL, "Hopper Navy Labs", plan="enterprise")
+    register(visitor, smtp, EMAIL, "Hopper Navy Labs", plan="professional")
+    negotiate(settings, "Hopper Navy Labs")  # Enterprise: set by the operator with a contract end
     page.get_by_test_id("nav-sso").click()
     check_both(visitor, "single sign-on, nothing set up")
 
