@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field
 from agent_server.billing.checkout import CheckoutBody, order_view
 from agent_server.site import catalogue as documents
 from agent_server.site.build import Site
+from http_facade.pages.error_page import error_page
+from http_facade.pages.form_state import FormState, redisplays
 from http_facade.pages.limits import count_page_hit
 from http_facade.pages.openapi import page_responses
 from http_facade.pages.route import PageRoute
@@ -47,11 +49,19 @@ async def catalogue_index(request: Request, site: SiteDep) -> HTMLResponse:
     )
 
 
+def _catalogue_page(
+    request: Request, site: Site, name: documents.CatalogueName, checkout: FormState | None = None
+) -> HTMLResponse:
+    """A catalogue; ``checkout``: the checkout form of one of its items, sent and refused."""
+    k = site.services.knowledge
+    document = documents.catalogue(k.pack, name, k.revision, _base(site))
+    context = {"name": name, "title": TITLES[name], "document": document, "checkout": checkout}
+    return render(request, "catalogue.html", context, checkout.status if checkout else 200)
+
+
 def _catalogue_route(name: documents.CatalogueName) -> None:
     async def page(request: Request, site: SiteDep) -> HTMLResponse:
-        k = site.services.knowledge
-        document = documents.catalogue(k.pack, name, k.revision, _base(site))
-        return render(request, "catalogue.html", {"name": name, "title": TITLES[name], "document": document})
+        return _catalogue_page(request, site, name)
 
     page.__name__ = f"catalogue_{name}_page"
     router.add_api_route(
@@ -82,6 +92,16 @@ class CheckoutForm(BaseModel):
     name: str = Field(default="", max_length=200)
 
 
+async def _checkout_again(request: Request, form: FormState) -> HTMLResponse:
+    """The catalogue of the item whose checkout form was refused, that form open with its messages."""
+    site: Site = request.app.state.site
+    sold = documents.purchasable(site.services.knowledge.pack).get(form.value("item_id"))
+    if sold is None or form.problem is None:  # no such form on any page: say what went wrong
+        assert form.problem is not None
+        return error_page(request, form.problem)
+    return _catalogue_page(request, site, sold[0], form)  # type: ignore[arg-type]
+
+
 @router.post(
     "/checkout",
     summary="Checkout form: start an order, then see it at /checkout/{order_id}",
@@ -89,6 +109,7 @@ class CheckoutForm(BaseModel):
     response_class=RedirectResponse,
     responses={303: {"description": "The order page."}, **page_responses(429)},
 )
+@redisplays(_checkout_again)
 async def checkout(
     request: Request, form: Annotated[CheckoutForm, Form()], site: SiteDep
 ) -> RedirectResponse:

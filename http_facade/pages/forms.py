@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
 from agent_server import ask as ask_core
 from agent_server.site.subscriptions import SubscribeBody, subscription_view
+from http_facade.pages.form_state import FormState, redisplays
 from http_facade.pages.limits import count_page_hit
 from http_facade.pages.openapi import page_responses
 from http_facade.pages.route import PageRoute
@@ -39,9 +40,14 @@ class AskForm(BaseModel):
     query: str = Field(min_length=1, max_length=2000)
 
 
+async def _newsletter_page(request: Request, form: FormState | None = None) -> HTMLResponse:
+    form = (form or FormState.blank(list="newsletter")).at("newsletter")
+    return render(request, "newsletter.html", {"form": form}, form.status)
+
+
 @router.get("/newsletter", summary="Newsletter page: the sign-up form")
 async def newsletter(request: Request) -> HTMLResponse:
-    return render(request, "newsletter.html")
+    return await _newsletter_page(request)
 
 
 @router.post(
@@ -49,6 +55,7 @@ async def newsletter(request: Request) -> HTMLResponse:
     summary="Newsletter form: subscribe, then a confirmation page",
     responses=page_responses(429),
 )
+@redisplays(_newsletter_page)
 async def subscribe(request: Request, form: Annotated[NewsletterForm, Form()], site: SiteDep) -> HTMLResponse:
     await count_page_hit(request, site, "forms")
     body = SubscribeBody(email=form.email, list=form.list, name=form.name or None)

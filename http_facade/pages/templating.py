@@ -18,6 +18,7 @@ from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from http_facade.pages.form_state import FormState
 from http_facade.pages.security import PAGE_HEADERS
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -64,6 +65,7 @@ def inline_code(text: str) -> Markup:
 
 
 environment.globals["static"] = static_url
+environment.globals["blank_form"] = FormState.blank  # a form not sent yet, for partials that hold one
 environment.filters["money"] = money
 environment.filters["inline_code"] = inline_code
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field, model_validator
 
 from agent_server.accounts.registration import PASSKEY, PASSWORD, Application
 from agent_server.errors import ValidationFailed
-from http_facade.deps import SettingsDep, client_ip
+from http_facade.deps import SettingsDep, client_ip, page_origin
 from wellknown.registration import consultant_code, registration
 
 router = APIRouter(tags=["accounts"])
@@ -94,7 +94,8 @@ async def register(
         )
     application = Application(str(body.email), body.organisation, body.plan, body.password)
     response.headers.update(NO_STORE)  # a passkey registration's answer holds its challenge
-    return await request.app.state.accounts.registrations.register(application, client_ip(request))
+    registrations = request.app.state.accounts.registrations
+    return await registrations.register(application, client_ip(request), page_origin(request))
 
 
 @router.post(

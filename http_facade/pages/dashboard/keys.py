@@ -13,7 +13,6 @@ from fastapi import Form, Path, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
-from agent_server.errors import AgentError
 from agent_server.gateway.repository import find_key, list_keys
 from agent_server.gateway.tables import ApiKey
 from http_facade.pages.dashboard.audit_trail import audited
@@ -26,8 +25,9 @@ from http_facade.pages.dashboard.route import (
     responses,
     see_other,
 )
-from http_facade.pages.dashboard.session import APP_PATH, Session
+from http_facade.pages.dashboard.session import APP_PATH, Session, current_session
 from http_facade.pages.dashboard.tenant import tenant_of
+from http_facade.pages.form_state import FormState, redisplays
 from http_facade.routes.admin_keys import view
 
 router = dashboard_router()
@@ -47,15 +47,20 @@ def _status(record: ApiKey) -> str:
 
 
 async def _keys_page(
-    request: Request, session: Session, *, error: AgentError | None = None, notice: str = ""
+    request: Request, session: Session, *, form: FormState | None = None, notice: str = ""
 ) -> HTMLResponse:
     _, plan = await tenant_of(request, session)
     gateway = request.app.state.gateway
     await gateway.usage.flush()  # the usage this process still holds moves "last used" on
     records = await list_keys(gateway.db, session.tenant_id)
     keys = [{**view(record), "status": _status(record)} for record in reversed(records)]
-    context = {"keys": keys, "scopes": sorted(plan.scopes), "error": error, "notice": notice}
-    return page(request, "keys.html", context, session=session, status=error.http_status if error else 200)
+    form = (form or FormState.blank(scopes=["chat"])).at("key")
+    context = {"keys": keys, "scopes": sorted(plan.scopes), "form": form, "notice": notice}
+    return page(request, "keys.html", context, session=session, status=form.status)
+
+
+async def _keys_again(request: Request, form: FormState) -> HTMLResponse:
+    return await _keys_page(request, await current_session(request), form=form)
 
 
 @router.get(KEYS_PAGE, summary="Dashboard: the organisation's API keys")
@@ -69,18 +74,16 @@ async def keys_page(request: Request, session: SessionDep, revoked: str = "") ->
     summary="Dashboard: create an API key (shown once, on this answer only)",
     responses=responses(403),
 )
+@redisplays(_keys_again)
 async def create_key(request: Request, form: Annotated[KeyForm, Form()], session: SessionDep) -> HTMLResponse:
     checked(request, form)
     gateway = request.app.state.gateway
     details = {"scopes": form.scopes}
-    try:
-        async with audited(
-            request, session.user_id, session.tenant_id, "api_key.create", details=details
-        ) as note:
-            record, full = await gateway.issue_key(session.tenant_id, form.name, form.scopes)
-            note["target"] = record.id
-    except AgentError as err:
-        return await _keys_page(request, session, error=err)
+    async with audited(
+        request, session.user_id, session.tenant_id, "api_key.create", details=details
+    ) as note:
+        record, full = await gateway.issue_key(session.tenant_id, form.name, form.scopes)
+        note["target"] = record.id
     context = {"key": view(record), "secret": full, "rotated_from": None}
     return page(request, "key_created.html", context, session=session)
 

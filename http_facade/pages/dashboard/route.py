@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -55,6 +56,13 @@ DASHBOARD_ERROR_TEXT = {
 
 
 class DashboardRoute(PageRoute):
+    redisplay_for_everyone = True
+
+    def check_before_redisplay(self, request: Request, raw: FormData) -> None:
+        """A refused form is shown again only to the page that sent it (its CSRF token), like any action."""
+        token = raw.get("csrf_token")
+        check_csrf(request, token if isinstance(token, str) else "")
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 

@@ -12,7 +12,6 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
 from agent_server.admin.wiring import admin_services
-from agent_server.errors import AgentError
 from agent_server.webhooks.repository import EVENT_TYPES
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.route import (
@@ -25,7 +24,8 @@ from http_facade.pages.dashboard.route import (
     responses,
     see_other,
 )
-from http_facade.pages.dashboard.session import APP_PATH, Session
+from http_facade.pages.dashboard.session import APP_PATH, Session, current_session
+from http_facade.pages.form_state import FormState, redisplays
 from http_facade.routes import admin_webhooks as json_routes
 
 router = dashboard_router()
@@ -39,15 +39,16 @@ class WebhookForm(DashboardForm):
     description: str = Field(default="", max_length=200)
 
 
-async def _list_page(
-    request: Request, session: Session, *, error: AgentError | None = None, form: WebhookForm | None = None
-) -> HTMLResponse:
+async def _list_page(request: Request, session: Session, *, form: FormState | None = None) -> HTMLResponse:
     admin = admin_services(request.app.state.services)
     listed = await json_routes.list_webhooks(actor_of(request, session), admin)
-    context = {"webhooks": listed["data"], "event_types": listed["event_types"], "error": error, "form": form}
-    return page(
-        request, "webhooks.html", context, session=session, status=error.http_status if error else 200
-    )
+    form = (form or FormState.blank(events=listed["event_types"])).at("webhook")
+    context = {"webhooks": listed["data"], "event_types": listed["event_types"], "form": form}
+    return page(request, "webhooks.html", context, session=session, status=form.status)
+
+
+async def _list_again(request: Request, form: FormState) -> HTMLResponse:
+    return await _list_page(request, await current_session(request), form=form)
 
 
 @router.get(WEBHOOKS_PAGE, summary="Dashboard: the organisation's webhooks")
@@ -60,18 +61,16 @@ async def webhooks_page(request: Request, session: SessionDep) -> HTMLResponse:
     summary="Dashboard: register a webhook (its signing secret is shown once, on this answer only)",
     responses=responses(),
 )
+@redisplays(_list_again)
 async def create_webhook(
     request: Request, form: Annotated[WebhookForm, Form()], session: SessionDep
 ) -> HTMLResponse:
     checked(request, form)
     admin = admin_services(request.app.state.services)
     body = json_routes.WebhookCreate(url=form.url, events=form.events, description=form.description)
-    try:
-        async with audited(request, session.user_id, session.tenant_id, "webhook.create") as note:
-            created = await json_routes.create_webhook(body, actor_of(request, session), admin, request)
-            note["target"], note["details"]["events"] = created["id"], created["events"]
-    except AgentError as err:
-        return await _list_page(request, session, error=err, form=form)
+    async with audited(request, session.user_id, session.tenant_id, "webhook.create") as note:
+        created = await json_routes.create_webhook(body, actor_of(request, session), admin, request)
+        note["target"], note["details"]["events"] = created["id"], created["events"]
     return page(request, "webhook_created.html", {"webhook": created}, session=session)
 
 
