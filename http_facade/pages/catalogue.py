@@ -1,5 +1,6 @@
 """Catalogue pages and checkout buttons: the documents of ``/api/*.json`` and the service of
-``/api/checkout.php``, as pages and a plain HTML form (no JavaScript needed).
+``/api/checkout.php``, as pages and a plain HTML form (no JavaScript needed). The discovery call has
+a module of its own (discovery_call.py).
 
 The form posts to ``/checkout``, which starts the order and redirects (303) to ``/checkout/<id>``:
 reloading the order page never buys twice, and the page links to the provider's checkout URL.
@@ -21,6 +22,7 @@ from http_facade.pages.form_state import FormState, redisplays
 from http_facade.pages.limits import count_page_hit
 from http_facade.pages.openapi import page_responses
 from http_facade.pages.route import PageRoute
+from http_facade.pages.security import refuse_cross_site
 from http_facade.pages.templating import render
 from http_facade.routes.site_common import SiteDep
 
@@ -69,14 +71,6 @@ def _catalogue_route(name: documents.CatalogueName) -> None:
     )
 
 
-@router.get("/catalogue/discovery-call", summary="Catalogue page: the free discovery call")
-async def discovery_call(request: Request, site: SiteDep) -> HTMLResponse:
-    k = site.services.knowledge
-    return render(
-        request, "discovery_call.html", {"call": documents.discovery_call(k.pack, k.revision, _base(site))}
-    )
-
-
 for _name in TITLES:
     _catalogue_route(_name)
 
@@ -113,6 +107,7 @@ async def _checkout_again(request: Request, form: FormState) -> HTMLResponse:
 async def checkout(
     request: Request, form: Annotated[CheckoutForm, Form()], site: SiteDep
 ) -> RedirectResponse:
+    refuse_cross_site(request)
     await count_page_hit(request, site, "forms")
     body = CheckoutBody(
         item_id=form.item_id, quantity=form.quantity, email=form.email, name=form.name or None

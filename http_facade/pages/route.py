@@ -20,6 +20,7 @@ from http_facade.errors import validation_error
 from http_facade.pages.error_page import error_page
 from http_facade.pages.form_state import REDISPLAYED_STATUSES, FormState, redisplay_of, sent_form
 from http_facade.pages.negotiation import wants_html
+from http_facade.pages.security import refuse_cross_site
 
 
 class PageRoute(APIRoute):
@@ -29,7 +30,9 @@ class PageRoute(APIRoute):
     redisplay_for_everyone = False
 
     def check_before_redisplay(self, request: Request, raw: FormData) -> None:
-        """Checks a refused form must pass before its values are shown again (the dashboard's CSRF)."""
+        """What a refused form must pass before its values are shown again: here, that it came from a
+        page of this site (the dashboard checks its CSRF token instead)."""
+        refuse_cross_site(request)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()

@@ -33,7 +33,7 @@ NAV: tuple[tuple[str, str], ...] = (
     ("/faq", "FAQ"),
     ("/status-page", "Status"),
     ("/docs", "API docs"),
-    ("/app", "Sign in"),
+    ("/app", "Dashboard"),  # sign in there; signed in, the dashboard header names the person
 )
 
 environment = Environment(

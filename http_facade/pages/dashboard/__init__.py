@@ -13,6 +13,7 @@ from http_facade.pages.dashboard import (
     auth,
     billing,
     keys,
+    leads,
     overview,
     passkeys,
     password,
@@ -27,7 +28,7 @@ from http_facade.pages.dashboard import (
 AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
     for area in (auth, register, password, overview, keys, usage, webhooks, playground, routing, audit_log,
-                 passkeys, sso, billing)
+                 passkeys, sso, billing, leads)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()
 for _router in AREA_ROUTERS:

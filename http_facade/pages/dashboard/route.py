@@ -46,7 +46,22 @@ APP_NAV: tuple[tuple[str, str], ...] = (
     (f"{APP_PATH}/passkeys", "Passkeys"),
     (f"{APP_PATH}/sso", "Single sign-on"),
 )
-PLATFORM_NAV: tuple[tuple[str, str], ...] = ((f"{APP_PATH}/routing", "LLM routing"),)
+PLATFORM_NAV: tuple[tuple[str, str], ...] = (
+    (f"{APP_PATH}/routing", "LLM routing"),
+    (f"{APP_PATH}/leads", "Discovery calls"),
+)
+# How the navigation is grouped (about 14 entries fit: a sidebar at 1280 px, a menu at 375 px). An
+# entry of APP_NAV or PLATFORM_NAV whose path no group names is listed under "More".
+NAV_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (group, tuple(f"{APP_PATH}{tail}" for tail in tails))
+    for group, tails in (
+        ("Build", ("", "/keys", "/playground", "/webhooks")),
+        ("Watch", ("/usage", "/requests", "/audit")),
+        ("Organisation", ("/members", "/billing", "/sso", "/provider-keys", "/byok")),
+        ("Your account", ("/account", "/passkeys")),
+        ("Platform", ("/routing", "/tenants", "/leads")),
+    )
+)
 DASHBOARD_ERROR_TEXT = {
     **ERROR_TEXT,
     401: "The sign-in (or the token handed over) is not valid.",
@@ -127,6 +142,16 @@ def actor_of(request: Request, session: Session) -> Actor:
     return Actor(claims.user_id, claims.tenant_id, claims.permissions, client_ip(request))
 
 
+def grouped(nav: tuple[tuple[str, str], ...]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The entries of ``nav`` in their groups (``NAV_GROUPS``), empty groups left out."""
+    placed = {path for _, paths in NAV_GROUPS for path in paths}
+    groups = [
+        (name, [entry for path in paths for entry in nav if entry[0] == path]) for name, paths in NAV_GROUPS
+    ]
+    groups.append(("More", [entry for entry in nav if entry[0] not in placed]))
+    return [(name, entries) for name, entries in groups if entries]
+
+
 def _current(path: str) -> str:
     entries = [href for href, _ in (*APP_NAV, *PLATFORM_NAV)]
     matches = [href for href in entries if path == href or path.startswith(href + "/")]
@@ -159,6 +184,7 @@ def page(
         "csrf": csrf_token(request),
         "session": session,
         "app_nav": nav if session is not None else (),
+        "app_nav_groups": grouped(nav) if session is not None else [],
         "app_current": _current(request.url.path),
         "when": when,
         **(context or {}),

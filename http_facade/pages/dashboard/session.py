@@ -12,10 +12,12 @@ import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
+from sqlmodel import col, select
 from starlette.requests import Request
 from starlette.responses import Response
 
 from agent_server.errors import AuthFailed
+from agent_server.gateway.tables import Tenant, User
 from agent_server.gateway.tokens import AdminClaims
 from agent_server.settings import Settings
 
@@ -37,6 +39,8 @@ class SignInNeeded(Exception):
 class Session:
     token: str
     claims: AdminClaims
+    email: str = ""  # who is signed in and where, for the header of every page
+    organisation: str = ""
 
     @property
     def user_id(self) -> str:
@@ -120,4 +124,17 @@ async def current_session(request: Request) -> Session:
         claims = await request.app.state.gateway.authorize_admin(token)
     except AuthFailed:  # expired, signed out since, or not a token of ours
         raise SignInNeeded(_return_path(request)) from None
-    return Session(token, claims)
+    email, organisation = await _who(request, claims)
+    return Session(token, claims, email, organisation)
+
+
+async def _who(request: Request, claims: AdminClaims) -> tuple[str, str]:
+    """The signed-in person's e-mail and organisation name (one primary-key join)."""
+    query = (
+        select(User.email, Tenant.name)
+        .join(Tenant, col(Tenant.id) == col(User.tenant_id))
+        .where(col(User.id) == claims.user_id)
+    )
+    async with request.app.state.gateway.db.session() as session:
+        row = (await session.execute(query)).first()
+    return (row[0], row[1]) if row else ("", "")
