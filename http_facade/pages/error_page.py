@@ -29,6 +29,7 @@ HEADINGS = {
     409: "This conflicts with something that changed",
     413: "This is too large",
     429: "Too many requests",
+    503: "Not available right now",
 }
 ADVICE = {
     401: "Sign in again, then retry.",
@@ -39,9 +40,14 @@ ADVICE = {
 
 
 def back_link(request: Request) -> str:
-    """Where "go back" leads: the page the visitor came from on this site, else home."""
+    """Where "go back" leads: the page the visitor came from on this site, else home. Not the failed
+    address itself (a form's answer posted again from its own page: a link cannot post)."""
     referer = urlsplit(request.headers.get("referer", ""))
-    if referer.netloc == request.url.netloc and referer.path.startswith("/"):
+    if (
+        referer.netloc == request.url.netloc
+        and referer.path.startswith("/")
+        and referer.path != request.url.path
+    ):
         return referer.path + (f"?{referer.query}" if referer.query else "")
     return "/"
 
@@ -59,7 +65,9 @@ def error_page(request: Request, err: AgentError) -> HTMLResponse:
         "error": err,
         "status": status,
         "heading": heading(status),
-        "advice": ADVICE.get(status, "Please try again in a moment." if status >= 500 else ""),
+        "advice": ADVICE.get(
+            status, "Please try again in a moment." if status >= 500 and err.retry_after is None else ""
+        ),
         "documentation": f"{DOCS_PATH}#{err.code}",
         "back": back_link(request),
         "in_app": request.url.path.startswith("/app"),

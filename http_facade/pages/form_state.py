@@ -183,6 +183,16 @@ def plain_message(error: Mapping[str, Any]) -> str:
     return text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
+def in_words(errors: Sequence[Any]) -> str:
+    """Validation errors of a request that holds no form to show again, as one plain sentence."""
+    parts = []
+    for error in errors:
+        name = field_of(error)
+        message = plain_message(error)
+        parts.append(f"{name.replace('_', ' ')}: {message}" if name else message)
+    return "Check " + ("this" if len(parts) == 1 else "these") + " — " + " ".join(parts)
+
+
 def redisplays(draw: Draw) -> Callable[[Endpoint], Endpoint]:
     """Mark a form's route: its refused input comes back on the page ``draw`` renders."""
 

@@ -18,7 +18,7 @@ from starlette.responses import Response
 from agent_server.errors import AgentError
 from http_facade.errors import validation_error
 from http_facade.pages.error_page import error_page
-from http_facade.pages.form_state import REDISPLAYED_STATUSES, FormState, redisplay_of, sent_form
+from http_facade.pages.form_state import REDISPLAYED_STATUSES, FormState, in_words, redisplay_of, sent_form
 from http_facade.pages.negotiation import wants_html
 from http_facade.pages.security import refuse_cross_site
 
@@ -62,7 +62,9 @@ class PageRoute(APIRoute):
                 errors = list(exc.errors())
                 if draw is not None and request.method == "POST":
                     return await again(request, lambda raw: FormState.refused(raw, errors))
-                return error_page(request, validation_error(errors))
+                problem = validation_error(errors)
+                problem.message = in_words(errors)  # a person reads it: no validator's wording
+                return error_page(request, problem)
             except AgentError as exc:
                 problem, browser = exc, wants_html(request)
                 form_refused = (

@@ -86,21 +86,21 @@ def test_make_run_serves_and_documents_the_port_it_is_given(
     make_run: tuple[int, subprocess.Popen[str]],
 ) -> None:
     port, process = make_run
-    base = f"http://127.0.0.1:{port}"
+    # Bound to 127.0.0.1, served as localhost: the same server, and a name browsers allow passkeys on.
+    bound, base = f"http://127.0.0.1:{port}", f"http://localhost:{port}"
     lines = read_until(process, "Organisations register themselves")
     served = [line for line in lines if "serving on" in line]
-    assert served == [f"agentgate (sandbox) serving on {base}"]
+    assert served == [f"agentgate (sandbox) serving on {bound} (public base URL {base})"]
     banner = "\n".join(lines[lines.index(served[0]) :])  # after the bind, like the line itself
     assert f"admin login  admin@agentgate.example / {DEMO_PASSWORD}" in banner
     assert f"curl {base}/v1/chat/completions" in banner and f"GET {base}/register" in banner
-    # The dashboard as a browser opens it: localhost, where passkeys work (never on an IP address).
-    dashboard = f"http://localhost:{port}/app"
+    dashboard = f"{base}/app"
     assert f"  dashboard    {dashboard}  (in a browser; passkeys work there too)" in banner
     sign_in = httpx.get(dashboard, headers={"Accept": "text/html"}, follow_redirects=True, timeout=10)
     assert sign_in.status_code == 200 and 'data-test="passkey-login"' in sign_in.text
     for path in DOCUMENTS:
-        text = httpx.get(base + path, timeout=10).text
-        assert f"127.0.0.1:{port}" in text and "127.0.0.1:8000" not in text, path
+        text = httpx.get(bound + path, timeout=10).text
+        assert f"localhost:{port}" in text and ":8000" not in text, path
 
 
 def test_a_restart_says_how_to_make_a_key_with_a_command_that_works_as_printed(tmp_path: Path) -> None:
