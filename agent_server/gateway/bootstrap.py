@@ -131,7 +131,10 @@ def _shown_password(password: str) -> str:
 def _mail_line(settings: Settings) -> list[str]:
     if settings.smtp_url is not None:
         return []
-    return [f"  Mail (verification and reset links) goes to {settings.data_dir / 'outbox'} and the log."]
+    outbox = settings.data_dir / "outbox"
+    return [
+        f"  Mail (verification and reset links) goes to {outbox} (copy links from its .txt files) and the log."
+    ]
 
 
 def _say(text: str) -> None:

@@ -94,6 +94,8 @@ def test_make_run_serves_and_documents_the_port_it_is_given(
     banner = "\n".join(lines[lines.index(served[0]) :])  # after the bind, like the line itself
     assert f"admin login  admin@agentgate.example / {DEMO_PASSWORD}" in banner
     assert f"curl {base}/v1/chat/completions" in banner and f"GET {base}/register" in banner
+    mail = read_until(process, "Mail (verification and reset links)")[-1]
+    assert mail.endswith("outbox (copy links from its .txt files) and the log.")
     dashboard = f"{base}/app"
     assert f"  dashboard    {dashboard}  (in a browser; passkeys work there too)" in banner
     sign_in = httpx.get(dashboard, headers={"Accept": "text/html"}, follow_redirects=True, timeout=10)
