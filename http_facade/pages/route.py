@@ -57,11 +57,11 @@ class PageRoute(APIRoute):
             try:
                 return await handler(request)
             except RequestValidationError as exc:
-                if not wants_html(request):
-                    raise
-                errors = list(exc.errors())
-                if draw is not None and request.method == "POST":
+                errors, browser = list(exc.errors()), wants_html(request)
+                if draw is not None and request.method == "POST" and (browser or self.redisplay_for_everyone):
                     return await again(request, lambda raw: FormState.refused(raw, errors))
+                if not browser:
+                    raise
                 problem = validation_error(errors)
                 problem.message = in_words(errors)  # a person reads it: no validator's wording
                 return error_page(request, problem)
