@@ -62,9 +62,9 @@ class PageRoute(APIRoute):
                     return await again(request, lambda raw: FormState.refused(raw, errors))
                 if not browser:
                     raise
-                problem = validation_error(errors)
-                problem.message = in_words(errors)  # a person reads it: no validator's wording
-                return error_page(request, problem)
+                invalid = validation_error(errors)
+                invalid.message = in_words(errors)  # a person reads it: no validator's wording
+                return error_page(request, invalid)
             except AgentError as exc:
                 problem, browser = exc, wants_html(request)
                 form_refused = (
