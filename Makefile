@@ -9,17 +9,21 @@ PORT ?= 8000
 
 .PHONY: run test lint bench clean
 
+# The installs are quiet (pip's output is long); each says first what it does and that it takes a while.
 $(BIN)/python:
+	@echo "Creating the virtual environment $(VENV) (first run only)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # The runtime dependencies only (make run); the agentgate command lands in $(BIN).
 $(BIN)/.installed-runtime: pyproject.toml | $(BIN)/python
+	@echo "Installing agentgate and its runtime dependencies into $(VENV) (first run: about a minute)..."
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
 # With the dev extra (make test, make lint).
 $(BIN)/.installed: pyproject.toml | $(BIN)/python
+	@echo "Installing agentgate with its development extra into $(VENV) (first run: a few minutes)..."
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 

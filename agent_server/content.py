@@ -136,7 +136,6 @@ class DiscoveryCall(Strict):
     duration_minutes: int
     price: float
     currency: str
-    booking_url: str
     timezone: str
     availability: Availability
     languages: list[str]

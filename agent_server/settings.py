@@ -86,6 +86,11 @@ class Settings(BaseSettings):
     site_forms_limit: int = Field(default=20, ge=1, description="checkout and subscribe, per hour.")
     site_llm_requests_per_minute: int = Field(default=30, ge=1, description="Upstream budget of the site.")
     site_llm_tokens_per_day: int = Field(default=1_500_000, ge=1)
+    leads_email: str | None = Field(
+        default=None,
+        description="Where requests for the discovery call are mailed (the team that answers them); "
+        "default: the contact e-mail of the content pack.",
+    )
     job_ttl_seconds: int = Field(default=1800, ge=1)
     job_worker: Literal["inprocess", "none"] = Field(
         default="inprocess", description="none: jobs wait for a separate worker process."

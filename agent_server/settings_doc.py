@@ -36,7 +36,7 @@ MEANINGS = {
     "service_name": "Names the ask tool (`ask_<name>`) and the MCP server.",
     "public_base_url": "The public address used in discovery documents, links and the JWT issuer; its host "
     "always passes the Host check. Unset, `agentgate serve` uses the address it binds "
-    "(`http://<host>:<port>`, loopback for a wildcard host).",
+    "(`http://<host>:<port>`; `http://localhost:<port>` for a loopback or wildcard host).",
     "allowed_hosts": "Comma-separated Host values the MCP endpoint accepts (`host:*` for any port).",
     "allowed_origins": "Comma-separated browser origins (CORS, the MCP Origin check, chat tokens).",
     "max_request_bytes": "Request body limit; larger bodies get 413.",

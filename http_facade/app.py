@@ -22,6 +22,7 @@ from agent_server.reminders.job import VersionReminders
 from agent_server.services import Services, build_services, close_services
 from agent_server.settings import Settings
 from agent_server.site.build import build_site
+from agent_server.site.leads import DiscoveryCalls
 from agent_server.versions import VersionRegistry, default_versions
 from http_facade.errors import install_error_handlers
 from http_facade.middleware import Edge
@@ -73,6 +74,11 @@ def create_app(
     registry = build_registry(settings)
     site = build_site(services, registry)  # public site API: limits, tokens, jobs, checkout
     billing = build_billing(services, gateway)  # payment provider, its events, trials (docs/billing.md)
+    # Mail of the site: the newsletter's confirmation links, discovery-call requests and their notices.
+    site.subscriptions.mailer = accounts.mailer
+    discovery_calls = DiscoveryCalls(
+        services.db, services.clock, services.knowledge, accounts.mailer, settings.leads_email
+    )
     # MCP and /api/tools/call serve anonymous callers: their model calls spend the site's budget.
     mcp_server = build_mcp_server(registry, site.services)
     managers = mcp_routes.session_managers(mcp_server, settings)
@@ -125,6 +131,7 @@ def create_app(
     app.state.reminders = reminders
     app.state.site = site
     app.state.billing = billing
+    app.state.discovery_calls = discovery_calls
     # Off unless AGENTGATE_RESPONSE_CACHE: then the cached chat and embeddings routes serve /v1.
     app.state.response_cache = ResponseCache.from_settings(settings, services.kv, services.clock)
     app.state.ready = False

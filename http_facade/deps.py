@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from pydantic import BeforeValidator
 
+from agent_server.accounts.passkey_relying_party import origin_of
 from agent_server.context import ANONYMOUS, Principal, ToolContext
 from agent_server.registry import Registry
 from agent_server.services import Services
@@ -25,6 +26,12 @@ def get_registry(request: Request) -> Registry:
 
 def get_settings(request: Request) -> Settings:
     return request.app.state.services.settings
+
+
+def page_origin(request: Request) -> str:
+    """The origin the browser sees this service at (scheme, host and port of the request): where a
+    passkey ceremony takes place (agent_server/accounts/passkey_relying_party.py)."""
+    return origin_of(str(request.base_url))
 
 
 def client_ip(request: Request) -> str:

@@ -1,4 +1,5 @@
-"""One renderer per envelope; the path decides which envelope a response uses."""
+"""One renderer per envelope; the path decides which envelope a response uses, and a browser on a URL
+for people gets the error as a page (``respond``, docs/pages.md)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from agent_server.errors import (
     gateway_envelope,
     site_envelope,
 )
+from http_facade.pages.error_page import error_page, wants_error_page
 from wellknown.oauth import with_bearer_challenge
 
 log = logging.getLogger("agentgate.http")
@@ -179,27 +181,38 @@ _BY_STATUS: dict[int, type[AgentError]] = {
 }
 
 
+def respond(request: Request, err: AgentError, base_url: str) -> Response:
+    """The error for this client: a page for a browser on a URL for people, else its envelope."""
+    path = request.url.path
+    if wants_error_page(request, uses_gateway_envelope(path)):
+        try:
+            return error_page(request, err)
+        except Exception:  # a page that cannot be drawn must not hide the error itself
+            log.exception("the error page for %s %s failed; answering JSON", request.method, path)
+    return render_error(err, path, base_url)
+
+
 def install_error_handlers(app: FastAPI, base_url: str) -> None:
 
-    async def on_agent_error(request: Request, exc: Exception) -> EnvelopeResponse:
+    async def on_agent_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, AgentError)
-        return render_error(exc, request.url.path, base_url)
+        return respond(request, exc, base_url)
 
-    async def on_validation(request: Request, exc: Exception) -> EnvelopeResponse:
+    async def on_validation(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        return render_error(validation_error(list(exc.errors())), request.url.path, base_url)
+        return respond(request, validation_error(list(exc.errors())), base_url)
 
-    async def on_http(request: Request, exc: Exception) -> EnvelopeResponse:
+    async def on_http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         if exc.status_code == 405 and (allow := allowed_methods(request.app, request.scope)):
             exc.headers = {**(exc.headers or {}), "Allow": allow}
-        return render_error(http_error(exc, request.method, request.url.path), request.url.path, base_url)
+        return respond(request, http_error(exc, request.method, request.url.path), base_url)
 
-    async def on_crash(request: Request, exc: Exception) -> EnvelopeResponse:
+    async def on_crash(request: Request, exc: Exception) -> Response:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return render_error(AgentError("Internal error; please retry later."), request.url.path, base_url)
+        return respond(request, AgentError("Internal error; please retry later."), base_url)
 
-    async def on_database_error(request: Request, exc: Exception) -> EnvelopeResponse:
+    async def on_database_error(request: Request, exc: Exception) -> Response:
         if isinstance(exc, sa_exc.DataError):
             # A value the database cannot store (a NUL character, a number out of its range): the
             # request's fault. Logged without the statement's parameters, which may hold secrets.
@@ -207,12 +220,12 @@ def install_error_handlers(app: FastAPI, base_url: str) -> None:
             refused = ValidationFailed(
                 "A value in this request cannot be stored (for example a NUL character)."
             )
-            return render_error(refused, request.url.path, base_url)
+            return respond(request, refused, base_url)
         # A database outage is 503 with Retry-After (docs/operations.md), never a 500.
         if not database_down(exc):
             return await on_crash(request, exc)
         log.warning("database unavailable on %s %s: %s", request.method, request.url.path, type(exc).__name__)
-        return render_error(database_unavailable(), request.url.path, base_url)
+        return respond(request, database_unavailable(), base_url)
 
     app.add_exception_handler(AgentError, on_agent_error)
     app.add_exception_handler(RequestValidationError, on_validation)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import ipaddress
 import socket
 from typing import Any
 
@@ -44,8 +45,19 @@ def http_url(host: str, port: int) -> str:
 
 
 def served_url(host: str, port: int) -> str:
-    """The base URL of a bound address as clients on this host reach it (loopback for a wildcard)."""
-    return http_url("127.0.0.1" if host in WILDCARDS else host, port)
+    """The base URL of a bound address as people and clients on this host reach it: ``localhost`` for
+    a loopback or wildcard address (browsers allow passkeys on a name, never on an IP address, and
+    localhost reaches the loopback address), else the host itself."""
+    if host in WILDCARDS or host == "localhost" or _loopback(host):
+        return http_url("localhost", port)
+    return http_url(host, port)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def run_uvicorn(listener: socket.socket, app: str, **options: Any) -> int:

@@ -141,6 +141,7 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
     ("GET", "/admin/platform/tenants"): PLATFORM,
     ("POST", "/admin/platform/tenants"): PLATFORM,
     ("PATCH", "/admin/platform/tenants/{tenant_id}"): PLATFORM,
+    ("GET", "/admin/platform/leads"): PLATFORM,
     ("GET", "/admin/llm-routing/"): PLATFORM,
     ("PATCH", "/admin/llm-routing/"): PLATFORM,
     ("DELETE", "/admin/llm-routing/"): PLATFORM,
@@ -249,6 +250,7 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
     ("POST", "/app/routing"): PLATFORM,
     ("GET", "/app/tenants"): PLATFORM,
     ("POST", "/app/tenants"): PLATFORM,
+    ("GET", "/app/leads"): PLATFORM,
 }
 # fmt: on
 

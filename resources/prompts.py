@@ -50,7 +50,7 @@ async def plan_consulting_engagement(ctx: ToolContext, args: dict[str, str]) -> 
         f"Plan a consulting engagement with {pack.company.name} for this goal: {args['goal']}\n\n"
         f"Consulting packages:\n{offers}\n\n"
         f"Before any package there is the {call.title.lower()} ({call.duration_minutes} minutes, "
-        f"{'free' if not call.price else _price(call.price, call.currency)}, book at {call.booking_url}). "
+        f"{'free' if not call.price else _price(call.price, call.currency)}, requested on the site's page /catalogue/discovery-call). "
         f"The client prepares: {'; '.join(call.what_to_prepare)}.\n\n"
         "Propose which package (or sequence of packages) fits the goal and why, a week-by-week plan with "
         "the deliverables, what the client has to provide, and the total price. Use only the packages, "

@@ -1,6 +1,8 @@
 """Passkeys (WebAuthn, verified by py_webauthn): creation and sign-in ceremonies, credentials per user.
 
-- The relying party's id, name and origins come from settings (``RelyingParty.from_settings``).
+- The relying party's id, name and origins come from settings (``RelyingParty.from_settings``); in
+  sandbox mode without a configured id, from the origin of the page that starts a ceremony. The
+  ceremony keeps the id and origins it was started with, and its answer is checked against them.
 - A ceremony's challenge waits in the KV for ``CEREMONY_SECONDS`` and the answer takes it, once
   (passkey_ceremonies.py): a replayed or late answer finds nothing and is refused.
 - User verification is required: a passkey replaces the password, so it must prove the person too.
@@ -84,11 +86,14 @@ class Passkeys:
         user_name: str,
         display_name: str,
         exclude: Sequence[bytes] = (),
+        origin: str | None = None,
     ) -> dict[str, Any]:
-        """Options for ``navigator.credentials.create()``; the challenge waits under ``state_key``."""
+        """Options for ``navigator.credentials.create()`` on a page at ``origin``; the challenge waits
+        under ``state_key``."""
+        rp = self.rp.for_origin(origin)
         options = generate_registration_options(
-            rp_id=self.rp.id,
-            rp_name=self.rp.name,
+            rp_id=rp.id,
+            rp_name=rp.name,
             user_id=user_handle,
             user_name=user_name,
             user_display_name=display_name,
@@ -103,6 +108,7 @@ class Passkeys:
         state = {
             "challenge": bytes_to_base64url(options.challenge),
             "user_handle": bytes_to_base64url(user_handle),
+            **_party(rp),
         }
         await self.ceremonies.keep(f"{CREATE}:{state_key}", state)
         return options_to_json_dict(options)
@@ -114,8 +120,8 @@ class Passkeys:
             verified = verify_registration_response(
                 credential=credential,
                 expected_challenge=base64url_to_bytes(state["challenge"]),
-                expected_rp_id=self.rp.id,
-                expected_origin=list(self.rp.origins),
+                expected_rp_id=state.get("rp_id", self.rp.id),
+                expected_origin=state.get("origins", list(self.rp.origins)),
                 require_user_verification=True,
                 supported_pub_key_algs=ALGORITHMS,
             )
@@ -164,7 +170,7 @@ class Passkeys:
 
     # -- a signed-in user's passkeys ---------------------------------------------------------------
 
-    async def options_for(self, user_id: str) -> dict[str, Any]:
+    async def options_for(self, user_id: str, origin: str | None = None) -> dict[str, Any]:
         """Creation options for an existing user, excluding the authenticators they already use."""
         async with self.db.session() as session:
             user = await session.get(User, user_id)
@@ -179,6 +185,7 @@ class Passkeys:
             user_name=user.email,
             display_name=user.email,
             exclude=[base64url_to_bytes(row.credential_id) for row in rows],
+            origin=origin,
         )
 
     async def add(
@@ -208,9 +215,13 @@ class Passkeys:
 
     # -- sign-in -------------------------------------------------------------------------------------
 
-    async def request_options(self, email: str | None, client: str) -> dict[str, Any]:
-        """Options for ``navigator.credentials.get()`` and the opaque ``state`` to send back."""
+    async def request_options(
+        self, email: str | None, client: str, origin: str | None = None
+    ) -> dict[str, Any]:
+        """Options for ``navigator.credentials.get()`` on a page at ``origin`` and the opaque ``state``
+        to send back."""
         await self.limiter.enforce(SIGN_IN_OPTIONS, client)
+        rp = self.rp.for_origin(origin)
         owner: str | None = None  # None: any account; "": nobody (unknown address or no passkeys)
         if email is not None:
             rows = await store.for_email(self.db, email.strip().lower())
@@ -218,14 +229,15 @@ class Passkeys:
         # Always a discoverable-credential request (every passkey here is resident): listing the
         # address's credentials would tell who has passkeys, by their ids, lengths and transports.
         options = generate_authentication_options(
-            rp_id=self.rp.id,
+            rp_id=rp.id,
             timeout=CEREMONY_SECONDS * 1000,
             allow_credentials=[],
             user_verification=UserVerificationRequirement.REQUIRED,
         )
         state = secrets.token_urlsafe(24)
         await self.ceremonies.keep(
-            f"{GET}:{state}", {"challenge": bytes_to_base64url(options.challenge), "owner": owner}
+            f"{GET}:{state}",
+            {"challenge": bytes_to_base64url(options.challenge), "owner": owner, **_party(rp)},
         )
         return {"state": state, "options": options_to_json_dict(options)}
 
@@ -248,8 +260,8 @@ class Passkeys:
             verified = verify_authentication_response(
                 credential=parsed,
                 expected_challenge=base64url_to_bytes(saved["challenge"]),
-                expected_rp_id=self.rp.id,
-                expected_origin=list(self.rp.origins),
+                expected_rp_id=saved.get("rp_id", self.rp.id),
+                expected_origin=saved.get("origins", list(self.rp.origins)),
                 credential_public_key=bytes(row.public_key),
                 credential_current_sign_count=row.sign_count,
                 require_user_verification=True,
@@ -280,6 +292,11 @@ class Passkeys:
 
     def _rejected(self, message: str) -> AuthFailed:
         return AuthFailed(message, code="passkey_rejected", headers=self._challenge)
+
+
+def _party(rp: RelyingParty) -> dict[str, Any]:
+    """What a ceremony's answer is checked against: the relying party it was started for."""
+    return {"rp_id": rp.id, "origins": list(rp.origins)}
 
 
 def _transports(credential: dict[str, Any]) -> list[str]:

@@ -1,8 +1,9 @@
 """Self-serve registration (contract 5.5): e-mail, organisation, plan, and a password or a passkey.
 
-``register`` records a pending registration and queues one mail in the same transaction. An e-mail
-that already has an account gets the same answer and a different mail ("you have an account"), so
-the answer never tells whether an address is known. ``verify`` uses the link once: it creates the
+``register`` records a pending registration and queues one mail in the same transaction; a passkey
+registration queues it when its passkey is saved (``attach_passkey``), so a passkey the browser
+failed to make leaves no mail behind. An e-mail that already has an account gets the same answer and
+a different mail ("you have an account"), so the answer never tells whether an address is known. ``verify`` uses the link once: it creates the
 tenant (trial from the plan) and its first admin, and signs the admin in. Only self-serve plans are
 offered (``plans.self_serve``: a list price); a negotiated plan is set by a platform administrator
 with a contract end (docs/billing.md, "Plans").
@@ -28,7 +29,7 @@ from agent_server.gateway import repository as repo
 from agent_server.gateway.keys import new_id
 from agent_server.gateway.passwords import hash_password
 from agent_server.gateway.tables import PlanRecord, Tenant, User
-from agent_server.mail.outbox import enqueue
+from agent_server.mail.outbox import Mail, enqueue
 from agent_server.mail.service import Mailer
 from agent_server.ratelimit import Limiter, Policy
 from agent_server.settings import Settings
@@ -42,7 +43,7 @@ FIRST_ADMIN = ["tenant:admin"]  # the person who registers owns the organisation
 
 class PasskeyCeremonies(Protocol):
     async def creation_options(
-        self, *, state_key: str, user_handle: bytes, user_name: str, display_name: str
+        self, *, state_key: str, user_handle: bytes, user_name: str, display_name: str, origin: str | None
     ) -> dict[str, Any]: ...
 
     async def verify_creation(self, *, state_key: str, credential: dict[str, Any]) -> dict[str, Any]: ...
@@ -112,7 +113,8 @@ class Registrations:
     def methods(self) -> list[str]:
         return [PASSWORD, PASSKEY] if self.passkeys is not None else [PASSWORD]
 
-    async def register(self, application: Application, ip: str) -> dict[str, Any]:
+    async def register(self, application: Application, ip: str, origin: str | None = None) -> dict[str, Any]:
+        """Record the registration; ``origin`` is the page's, where a passkey is to be made."""
         email = application.email.strip().lower()
         organisation = organisation_name(application.organisation)
         await self.limiter.enforce(self.per_ip, ip)
@@ -129,7 +131,6 @@ class Registrations:
         if application.password is not None:
             password_hash = await hash_password(application.password)
         now, ttl = self.clock.now(), self.settings.registration_link_ttl_seconds
-        token, token_digest = links.new_token()
         registration = Registration(
             id=new_id("reg_"),
             email=email,
@@ -141,41 +142,60 @@ class Registrations:
             expires_at=utc(now + ttl),
         )
         async with self.db.session() as session:
-            known = await session.scalar(select(User.id).where(User.email == email))
-            if known is None:
-                registration.token_digest = token_digest
-                url = links.link(self.settings.app_base_url, links.VERIFY_PAGE, token)
-                mail = messages.verify_email(
-                    email, self.service_name, registration.organisation, plan.name, plan.trial_days, url, ttl
-                )
-            else:  # the same answer, and a mail that helps the owner instead of a link
-                base = self.settings.app_base_url
-                mail = messages.already_registered(
-                    email, self.service_name, f"{base}{links.SIGN_IN_PAGE}", f"{base}{links.FORGOT_PAGE}"
-                )
             session.add(registration)
-            enqueue(session, self.mailer.box, mail, now)
-        self.mailer.wake()  # committed: send now rather than at the next poll
+            if method == PASSWORD:  # a passkey registration mails once its passkey is saved
+                enqueue(session, self.mailer.box, await self._first_mail(session, registration, plan), now)
+        if method == PASSWORD:
+            self.mailer.wake()  # committed: send now rather than at the next poll
+        minutes = ttl // 60
+        sent = f"We sent a link to {email}. Follow it within {minutes} minutes to finish."
         answer: dict[str, Any] = {
             "object": "registration",
-            "status": "verification_sent",
+            "status": "verification_sent" if method == PASSWORD else "passkey_needed",
             "email": email,
             "method": method,
             "link_expires_in": ttl,
-            "message": f"We sent a link to {email}. Follow it within {ttl // 60} minutes to finish.",
+            "message": sent
+            if method == PASSWORD
+            else f"Create your passkey now; once it is saved, we send a link to {email} to finish.",
         }
         if method == PASSKEY:
             answer["registration_id"] = registration.id
-            answer["passkey"] = await self._passkey_options(registration)
+            answer["passkey"] = await self._passkey_options(registration, origin)
         return answer
 
-    async def _passkey_options(self, registration: Registration) -> dict[str, Any]:
+    async def _first_mail(self, session: Any, registration: Registration, plan: PlanRecord) -> Mail:
+        """The link to confirm (its digest set on the registration), or for a known address the
+        "you already have an account" mail, which holds no link."""
+        base = self.settings.app_base_url
+        if await session.scalar(select(User.id).where(User.email == registration.email)) is not None:
+            return messages.already_registered(
+                registration.email,
+                self.service_name,
+                f"{base}{links.SIGN_IN_PAGE}",
+                f"{base}{links.FORGOT_PAGE}",
+            )
+        token, registration.token_digest = links.new_token()
+        url = links.link(base, links.VERIFY_PAGE, token)
+        ttl = self.settings.registration_link_ttl_seconds
+        return messages.verify_email(
+            registration.email,
+            self.service_name,
+            registration.organisation,
+            plan.name,
+            plan.trial_days,
+            url,
+            ttl,
+        )
+
+    async def _passkey_options(self, registration: Registration, origin: str | None) -> dict[str, Any]:
         assert self.passkeys is not None
         options = await self.passkeys.creation_options(
             state_key=state_key(registration.id),
             user_handle=registration.id.encode(),
             user_name=registration.email,
             display_name=registration.email,
+            origin=origin,
         )
         return {"options": options, "finish": {"method": "POST", "path": "/register/passkey"}}
 
@@ -197,13 +217,24 @@ class Registrations:
                 param="registration_id",
             )
         new = await self.passkeys.verify_creation(state_key=state_key(registration_id), credential=credential)
-        async with self.db.session() as session:
+        plan = await self._plan(registration.plan_id)
+        # The ceremony was taken above, once: a registration gets one passkey, and one mail.
+        async with self.db.session() as session:  # the passkey and the mail that confirms, together
+            mail = await self._first_mail(session, registration, plan)
             await session.execute(
                 update(Registration)
                 .where(Registration.id == registration_id, Registration.used_at.is_(None))  # type: ignore[union-attr]
-                .values(passkey=new)
+                .values(passkey=new, token_digest=registration.token_digest)
             )
-        return {"object": "registration", "status": "passkey_saved", "next": "Follow the link in the e-mail."}
+            enqueue(session, self.mailer.box, mail, now)
+        self.mailer.wake()
+        ttl = self.settings.registration_link_ttl_seconds
+        return {
+            "object": "registration",
+            "status": "passkey_saved",
+            "message": f"We sent a link to {registration.email}. Follow it within {ttl // 60} minutes to finish.",
+            "next": "Follow the link in the e-mail.",
+        }
 
     async def link_state(self, token: str) -> str:
         """valid, used, expired or invalid: what the link page says before anything is used up."""

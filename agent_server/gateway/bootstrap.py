@@ -8,7 +8,10 @@ creates (and prints) them and the others find them. The key goes to stdout, neve
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -27,6 +30,7 @@ DEMO_TENANT = "Demo"
 DEMO_PLAN = "professional"
 DEMO_SCOPES = ["chat", "models"]
 BOOTSTRAP_PERMISSIONS = ["platform:admin", "tenant:admin"]
+LOOPBACK_ADDRESSES = frozenset({"127.0.0.1", "::1"})
 
 
 async def bootstrap(services: Services) -> None:
@@ -39,9 +43,10 @@ async def bootstrap(services: Services) -> None:
     if existing is not None:
         if settings.sandbox:
             _say(
-                f"agentgate demo: tenant {existing.tenant_id}, admin login {login}. The demo API key was "
-                "printed at first start; create another with:\n"
-                f"  agentgate keys create --tenant {existing.tenant_id} --scopes chat,models --name demo"
+                f"agentgate demo: tenant {existing.tenant_id}, admin login {login}.\n"
+                f"  dashboard    {dashboard_url(settings)}\n"
+                "  The demo API key was printed at first start; create another with:\n"
+                f"  {cli_command()} keys create --tenant {existing.tenant_id} --scopes chat,models --name demo"
             )
         return
     password_hash = await _admin_password_hash(services, email)
@@ -75,6 +80,7 @@ async def bootstrap(services: Services) -> None:
                     "agentgate demo (sandbox mode), created at this first start:",
                     f"  tenant       {tenant.name} ({tenant.id}), plan {plan.id}",
                     f"  admin login  {login}",
+                    f"  dashboard    {dashboard_url(settings)}  (in a browser; passkeys work there too)",
                     f"  demo API key {full_key}",
                     "  The key is shown only this once; only its digest is stored. Try:",
                     f"  curl {base}/v1/chat/completions -H 'Authorization: Bearer {full_key}' \\",
@@ -105,6 +111,29 @@ async def _admin_password_hash(services: Services, email: str) -> str:
         raise ValueError(f"AGENTGATE_ADMIN_PASSWORD: {exc.message}") from None
 
 
+def dashboard_url(settings: Settings) -> str:
+    """The dashboard as a browser should open it: a loopback address as ``localhost``, where browsers
+    allow passkeys (they refuse them on an IP address); the same server answers both."""
+    parts = urlsplit(settings.public_base_url.rstrip("/"))
+    host = parts.hostname or ""
+    if host in LOOPBACK_ADDRESSES:
+        port = f":{parts.port}" if parts.port else ""
+        parts = parts._replace(netloc=f"localhost{port}")
+    return f"{urlunsplit(parts)}/app"
+
+
+def cli_command() -> str:
+    """How to run the command line from here: ``agentgate`` when that is the one on PATH, else the
+    path it was started by (``.venv/bin/agentgate`` after ``make run``, whose venv is not activated)."""
+    started = sys.argv[0] if sys.argv else ""
+    if Path(started).name != "agentgate":
+        return "agentgate"
+    on_path = shutil.which("agentgate")
+    if on_path is not None and Path(on_path).resolve() == Path(started).resolve():
+        return "agentgate"
+    return started
+
+
 def _shown_password(password: str) -> str:
     """The demo password itself; an operator's own is never printed."""
     return DEMO_PASSWORD if password == DEMO_PASSWORD else "the password in AGENTGATE_ADMIN_PASSWORD"
@@ -113,7 +142,10 @@ def _shown_password(password: str) -> str:
 def _mail_line(settings: Settings) -> list[str]:
     if settings.smtp_url is not None:
         return []
-    return [f"  Mail (verification and reset links) goes to {settings.data_dir / 'outbox'} and the log."]
+    outbox = settings.data_dir / "outbox"
+    return [
+        f"  Mail (verification and reset links) goes to {outbox} (copy links from its .txt files) and the log."
+    ]
 
 
 def _say(text: str) -> None:

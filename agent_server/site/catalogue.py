@@ -6,6 +6,9 @@ from typing import Any, Literal
 
 from agent_server.content import ContentPack
 from agent_server.settings import Settings
+from agent_server.site.leads import API_PATH as CALL_API_PATH
+from agent_server.site.leads import PAGE_PATH as CALL_PAGE_PATH
+from agent_server.site.leads import form_fields
 
 CatalogueName = Literal["consulting", "training", "hardware"]
 CHECKOUT_PATH = "/api/checkout.php"
@@ -38,7 +41,8 @@ ENDPOINTS = [
     ("jobs", "POST", "/api/jobs.php", "Start an async job (ask, faq_lookup, kb_refresh)."),
     ("job", "GET", "/api/jobs/{id}", "Poll a job; POST /api/jobs/{id}/cancel or DELETE cancels."),
     ("checkout", "POST", CHECKOUT_PATH, "Buy a fixed-fee consulting package or a training seat."),
-    ("subscribe", "POST", "/api/subscribe.php", "Newsletter or waitlist."),
+    ("subscribe", "POST", "/api/subscribe.php", "Newsletter or waitlist; a link is mailed to confirm."),
+    ("discovery_call", "POST", CALL_API_PATH, "Request the free discovery call; we answer by e-mail."),
     ("status", "GET", "/api/status.php", "Health (application/health+json)."),
 ]
 
@@ -80,10 +84,24 @@ def catalogue(pack: ContentPack, name: CatalogueName, revision: int, base_url: s
 
 
 def discovery_call(pack: ContentPack, revision: int, base_url: str) -> dict[str, Any]:
+    """The call, and how to book it on this site: the page's form for people, the same fields as JSON
+    for agents (``booking``); ``booking_url`` is the page."""
+    fields = form_fields(pack)
     return {
         **pack.discovery_call.model_dump(mode="json"),
+        "booking_url": base_url + CALL_PAGE_PATH,
+        "booking": {
+            "form": {
+                "url": base_url + CALL_PAGE_PATH,
+                "method": "POST",
+                "enctype": "application/x-www-form-urlencoded",
+                "fields": fields,
+            },
+            "api": {"url": base_url + CALL_API_PATH, "method": "POST", "content_type": "application/json"},
+            "answer": "A confirmation by e-mail; the team answers with times within one working day.",
+        },
         "revision": revision,
-        "links": {"book": pack.discovery_call.booking_url, "site_meta": base_url + "/api/site-meta.json"},
+        "links": {"book": base_url + CALL_PAGE_PATH, "site_meta": base_url + "/api/site-meta.json"},
     }
 
 

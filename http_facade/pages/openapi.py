@@ -10,6 +10,7 @@ SITE_ERROR = {"$ref": "#/components/schemas/SiteError"}
 HTML_TEXT = {"schema": {"type": "string"}}
 ERROR_TEXT = {
     400: "Invalid form field; a page for a browser, the envelope for a program.",
+    403: "A form sent from another site (the Origin or Sec-Fetch-Site of another site).",
     404: "No such resource.",
     429: f"Too many requests from this address. {RATE_LIMITED}",
     503: "A dependency is unavailable; retry shortly.",

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from fastapi import APIRouter, FastAPI
 
-from http_facade.pages import catalogue, docs, forms, site
+from http_facade.pages import catalogue, discovery_call, docs, forms, site
 from http_facade.pages.dashboard import DASHBOARD_ROUTER
 from http_facade.pages.static import static_files
 from http_facade.pages.templating import STATIC_PATH
 
-PAGE_ROUTERS: tuple[APIRouter, ...] = (site.router, catalogue.router, forms.router, docs.router)
+PAGE_ROUTERS: tuple[APIRouter, ...] = (
+    site.router,
+    catalogue.router,
+    discovery_call.router,
+    forms.router,
+    docs.router,
+)
 
 
 def install_pages(app: FastAPI) -> None:

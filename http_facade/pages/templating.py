@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from agent_server.billing.money import exponent
+from http_facade.pages.form_state import FormState
 from http_facade.pages.security import PAGE_HEADERS
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -34,7 +35,7 @@ NAV: tuple[tuple[str, str], ...] = (
     ("/faq", "FAQ"),
     ("/status-page", "Status"),
     ("/docs", "API docs"),
-    ("/app", "Sign in"),
+    ("/app", "Dashboard"),  # sign in there; signed in, the dashboard header names the person
 )
 
 environment = Environment(
@@ -75,6 +76,7 @@ def inline_code(text: str) -> Markup:
 
 
 environment.globals["static"] = static_url
+environment.globals["blank_form"] = FormState.blank  # a form not sent yet, for partials that hold one
 environment.filters["money"] = money
 environment.filters["money_minor"] = money_minor
 environment.filters["inline_code"] = inline_code

@@ -19,7 +19,7 @@ from starlette.convertors import StringConvertor, register_url_convertor
 from agent_server.accounts.passkey_tables import MAX_NAME_CHARS, PasskeyCredential
 from agent_server.accounts.passkeys import Passkeys
 from agent_server.accounts.sessions import require_recent_sign_in
-from http_facade.deps import client_ip
+from http_facade.deps import client_ip, page_origin
 from http_facade.gateway_deps import AdminDep
 from http_facade.routes.admin_common import audit_note
 
@@ -135,7 +135,7 @@ def view(row: PasskeyCredential) -> PasskeyView:
 async def creation_options(claims: AdminDep, request: Request) -> CreationOptions:
     passkeys = passkeys_of(request)
     require_recent_sign_in(claims, passkeys.clock.now(), ADD_A_PASSKEY)
-    return CreationOptions(options=await passkeys.options_for(claims.user_id))
+    return CreationOptions(options=await passkeys.options_for(claims.user_id, page_origin(request)))
 
 
 @router.post(
@@ -175,7 +175,8 @@ async def delete_passkey(passkey_id: str, claims: AdminDep, request: Request) ->
 @router.post("/admin/auth/passkey/options", summary="Options to sign in with a passkey")
 async def request_options(request: Request, body: SignInStart | None = None) -> RequestOptions:
     email = body.email if body is not None else None
-    return RequestOptions(**await passkeys_of(request).request_options(email, client_ip(request)))
+    options = await passkeys_of(request).request_options(email, client_ip(request), page_origin(request))
+    return RequestOptions(**options)
 
 
 @router.post("/admin/auth/passkey", summary="Sign in with a passkey: an admin JWT like the password login")

@@ -19,7 +19,7 @@ from agent_server.accounts.registration import PASSKEY, PASSWORD, Application
 from agent_server.content import Plan
 from agent_server.errors import ValidationFailed
 from agent_server.gateway.plans import self_serve_plans
-from http_facade.deps import SettingsDep, client_ip
+from http_facade.deps import SettingsDep, client_ip, page_origin
 from wellknown.registration import consultant_code, registration
 
 router = APIRouter(tags=["accounts"])
@@ -121,7 +121,8 @@ async def register(
         )
     application = Application(str(body.email), body.organisation, body.plan, body.password)
     response.headers.update(NO_STORE)  # a passkey registration's answer holds its challenge
-    return await request.app.state.accounts.registrations.register(application, client_ip(request))
+    registrations = request.app.state.accounts.registrations
+    return await registrations.register(application, client_ip(request), page_origin(request))
 
 
 @router.post(

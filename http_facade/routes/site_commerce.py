@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from agent_server.billing.checkout import CheckoutBody, order_view
 from agent_server.ratelimit import Usage
-from agent_server.site.subscriptions import SubscribeBody, subscription_view
+from agent_server.site.subscriptions import ConfirmBody, SubscribeBody, subscription_view
 from http_facade.errors import JSON_UTF8
 from http_facade.idempotency import IdempotentRoute
 from http_facade.routes.site_common import SiteDep, per_ip_limit
@@ -43,7 +43,7 @@ async def order_status(
 @router.post(
     "/api/subscribe.php",
     status_code=201,
-    summary="Subscribe to the newsletter or waitlist",
+    summary="Subscribe to the newsletter or waitlist (pending until the mailed link is followed)",
     response_model=None,
     responses={
         201: {"description": "Subscribed."},
@@ -61,3 +61,13 @@ async def subscribe(body: SubscribeBody, site: SiteDep, usage: FormsLimit) -> JS
         headers=usage.headers(),
         media_type=JSON_UTF8,
     )
+
+
+@router.post(
+    "/api/subscribe/confirm",
+    summary="Confirm a subscription with the token of the mailed link (double opt-in)",
+    response_model=None,
+)
+async def confirm_subscription(body: ConfirmBody, site: SiteDep) -> JSONResponse:
+    subscription = await site.subscriptions.confirm(body.token)
+    return JSONResponse(subscription_view(subscription), media_type=JSON_UTF8)

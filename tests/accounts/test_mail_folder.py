@@ -32,7 +32,8 @@ async def test_a_message_becomes_a_readable_eml_file_and_a_log_line_with_its_lin
         [row] = await settled(app)
 
     folder = tmp_path / "outbox"
-    assert [p.name for p in folder.iterdir()] == [f"{row.id}.eml"]  # no temporary file left behind
+    # no temporary file left behind
+    assert sorted(p.name for p in folder.iterdir()) == [f"{row.id}.eml", f"{row.id}.txt"]
     path = folder / f"{row.id}.eml"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600  # the link in it is a credential
     raw = path.read_bytes()
@@ -47,6 +48,29 @@ async def test_a_message_becomes_a_readable_eml_file_and_a_log_line_with_its_lin
 
     [line] = [r.getMessage() for r in caplog.records if "written to" in r.getMessage()]
     assert "ada@example.com" in line and "'Vérifiez'" in line and LINK in line and str(path) in line
+    assert f"{row.id}.txt" in line
+
+
+async def test_the_readable_copy_holds_every_link_whole(tmp_path: Path) -> None:
+    """The .eml is quoted-printable: a link of a real mail is cut by soft line breaks and its '=' is
+    written '=3D', so copied from there it fails. The .txt beside it has the link as sent."""
+    link = "http://localhost:8000/app/register/verify?token=" + "T" * 43
+    text = f"Welcome to agentgate, and to ä few more words.\n\n  {link}\n"
+    async with running(create_app(mail_settings(tmp_path))) as app:
+        await app.state.accounts.mailer.send(Mail("ada@example.com", "Confirm", text, "verify_email"))
+        [row] = await settled(app)
+    raw = (tmp_path / "outbox" / f"{row.id}.eml").read_text()
+    assert link not in raw and "token=3D" in raw  # what a person copying from the .eml gets
+    readable = tmp_path / "outbox" / f"{row.id}.txt"
+    assert stat.S_IMODE(readable.stat().st_mode) == 0o600
+    lines = readable.read_text().splitlines()
+    assert lines[:4] == [
+        "From: no-reply@127.0.0.1",
+        "To: ada@example.com",
+        "Subject: Confirm",
+        f"Date: {lines[3].removeprefix('Date: ')}",
+    ]
+    assert f"  {link}" in lines and lines[-3] == "Welcome to agentgate, and to ä few more words."
 
 
 async def test_mail_from_names_the_sender(tmp_path: Path) -> None:

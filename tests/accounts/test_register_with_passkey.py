@@ -61,19 +61,44 @@ async def test_a_replayed_or_foreign_registration_credential_is_refused(world: W
 
 async def test_known_and_unknown_emails_get_passkey_options_of_the_same_shape(world: World) -> None:
     await world.registered_admin("dee@acme.example", "Acme")
+    before = len(await world.mails("dee@acme.example"))
     known, unknown = await start(world, "dee@acme.example"), await start(world, "eve@acme.example")
     assert known.keys() == unknown.keys() and known["passkey"].keys() == unknown["passkey"].keys()
     assert known["passkey"]["options"].keys() == unknown["passkey"]["options"].keys()
-    assert (await world.mails("dee@acme.example"))[-1].kind == "already_registered"
+    device = SoftAuthenticator(origin=world.settings.public_base_url)
+    saved = [
+        await world.client.post(
+            "/register/passkey",
+            json={
+                "registration_id": s["registration_id"],
+                "credential": device.create(s["passkey"]["options"]),
+            },
+        )
+        for s in (known, unknown)
+    ]
+    assert [a.status_code for a in saved] == [200, 200] and saved[0].json().keys() == saved[1].json().keys()
+    assert [m.kind for m in await world.mails("dee@acme.example")][before:] == ["already_registered"]
+    assert [m.kind for m in await world.mails("eve@acme.example")] == ["verify_email"]
 
 
-async def test_the_link_works_before_the_passkey_is_made(world: World) -> None:
+async def test_no_mail_is_sent_until_the_passkey_is_saved(world: World) -> None:
     started = await start(world, "fay@acme.example")
-    token = (await world.mails("fay@acme.example"))[-1].token()
-    verified = await world.client.post("/register/verify", json={"token": token})
-    assert verified.status_code == 201  # signed in: passkeys can be added from the account
-    late = SoftAuthenticator(origin=world.settings.public_base_url).create(started["passkey"]["options"])
-    finished = await world.client.post(
-        "/register/passkey", json={"registration_id": started["registration_id"], "credential": late}
+    assert started["status"] == "passkey_needed" and await world.mails("fay@acme.example") == []
+    # The browser could not make the passkey (another origin, a closed prompt): nothing was sent.
+    foreign = SoftAuthenticator(origin="https://evil.example").create(started["passkey"]["options"])
+    refused = await world.client.post(
+        "/register/passkey", json={"registration_id": started["registration_id"], "credential": foreign}
     )
-    assert finished.status_code == 400 and finished.json()["error"]["code"] == "REGISTRATION_USED"
+    assert refused.status_code == 400 and await world.mails("fay@acme.example") == []
+    # Trying again starts again: its passkey saved, one link arrives, and it signs in with the passkey.
+    again = await start(world, "fay@acme.example")
+    device = SoftAuthenticator(origin=world.settings.public_base_url)
+    credential = device.create(again["passkey"]["options"])
+    kept = await world.client.post(
+        "/register/passkey", json={"registration_id": again["registration_id"], "credential": credential}
+    )
+    assert kept.status_code == 200 and "We sent a link to fay@acme.example" in kept.json()["message"]
+    mails = await world.mails("fay@acme.example")
+    assert [m.kind for m in mails] == ["verify_email"]
+    verified = await world.client.post("/register/verify", json={"token": mails[0].token()})
+    assert verified.status_code == 201

@@ -39,6 +39,7 @@ PLATFORM_ONLY = {
     ("GET", "/admin/platform/tenants"),
     ("PATCH", "/admin/platform/tenants/{tenant_id}"),
     ("POST", "/admin/platform/tenants"),
+    ("GET", "/admin/platform/leads"),
 }
 # Routes whose success needs what this generic pass cannot make: a WebAuthn credential, a live identity
 # provider, a DNS record, an existing object; their own tests (tests/accounts) cover them.

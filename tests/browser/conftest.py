@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, sync_playwright
 from agent_server.settings import Settings
 from tests.accounts.smtp import SmtpServer
 from tests.browser import chromium
+from tests.browser.first_hour import open_at, quickstart  # noqa: F401  (fixtures of the first-hour journeys)
 from tests.browser.harness import ARTIFACTS, Visitor
 from tests.browser.live import ThreadedServer, app_server
 from tests.conftest import require_service

@@ -73,3 +73,13 @@ def register(
     expect(page.get_by_test_id("welcome")).to_be_visible()
     expect(page.get_by_role("heading", level=1)).to_have_text(organisation)
     visitor.check("overview after confirming")
+
+
+def go_to(visitor: Visitor, entry: str) -> None:
+    """Follows the dashboard's navigation entry ``nav-<entry>``, opening the menu first where the
+    navigation is one (narrow screens), as a person does."""
+    page = visitor.page
+    menu = page.locator("details.dash-menu")
+    if page.get_by_test_id("dash-menu").is_visible() and menu.get_attribute("open") is None:
+        page.get_by_test_id("dash-menu").click()
+    page.get_by_test_id(f"nav-{entry}").click()

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.accounts.smtp import SmtpServer
 from tests.browser.conftest import OpenVisitor
-from tests.browser.dashboard import register
+from tests.browser.dashboard import go_to, register
 from tests.browser.live import ThreadedServer
 
 pytestmark = pytest.mark.browser
@@ -24,7 +24,7 @@ def test_register_create_copy_use_see_and_revoke_a_key(
     page = visitor.page
     register(visitor, smtp, "ada@analytical.example", "Analytical Engines")
 
-    page.get_by_test_id("nav-keys").click()
+    go_to(visitor, "keys")
     expect(page.get_by_test_id("keys-empty")).to_be_visible()
     visitor.check("keys, none yet")
     page.get_by_test_id("key-name").fill("backend")
@@ -43,7 +43,7 @@ def test_register_create_copy_use_see_and_revoke_a_key(
     assert completion.choices[0].message.content
     assert completion.usage is not None and completion.usage.total_tokens > 0
 
-    page.get_by_test_id("nav-usage").click()
+    go_to(visitor, "usage")
     requests_chart = page.get_by_test_id("chart-day-requests")
     expect(requests_chart.locator("desc")).to_contain_text("the highest is 1")
     expect(requests_chart.locator("desc")).to_contain_text("the total 1.")
@@ -54,7 +54,7 @@ def test_register_create_copy_use_see_and_revoke_a_key(
     expect(model_row.locator("td").first).to_have_text("1")
     visitor.check("usage with the request")
 
-    page.get_by_test_id("nav-keys").click()
+    go_to(visitor, "keys")
     row = page.get_by_test_id("key-row")
     expect(row).to_have_count(1)
     assert secret not in page.content()  # the list shows the key's prefix and end only

@@ -1,5 +1,5 @@
-"""Journeys 5 and 6: every page passes axe-core and works 375 px wide; no page loads anything from
-outside the service. And the guards that decide this catch what they look for."""
+"""Journeys 5 and 6: every page passes axe-core and works 375 px wide, and fits 1280 px as well; no page
+loads anything from outside the service. And the guards that decide this catch what they look for."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from playwright.sync_api import Browser
 from pydantic import SecretStr
 
 from agent_server.settings import Settings
+from tests.browser.first_hour import assert_fits, settle
 from tests.browser.harness import Visitor, assert_accessible
 from tests.browser.live import ThreadedServer
 from tests.browser.pages import (
@@ -35,24 +36,51 @@ def settings(settings: Settings) -> Settings:
     )
 
 
+def check_wide_then_narrow(visitor: Visitor, name: str) -> None:
+    """No sideways scroll at 1280 px (a desktop), then the full check at 375 px (axe-core, screenshot)."""
+    page = visitor.page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    settle(page)
+    assert_fits(page, f"{name} at 1280 px")
+    page.set_viewport_size({"width": 375, "height": 812})
+    settle(page)
+    visitor.check(name)
+
+
 def test_every_public_page_passes_axe_and_fits_375_px(visitor: Visitor) -> None:
     paths = public_paths()
-    assert {"/", "/pricing", "/faq", "/docs", "/docs/errors", "/newsletter"} <= set(paths)
+    assert {
+        "/",
+        "/pricing",
+        "/faq",
+        "/docs",
+        "/docs/errors",
+        "/newsletter",
+        "/catalogue/discovery-call",
+    } <= set(paths)
     for path in paths:
         visitor.open(path)
         visitor.page.wait_for_load_state("networkidle")  # the API explorer draws itself after load
-        visitor.check(path)
+        check_wide_then_narrow(visitor, path)
     for name in form_pages(visitor):
-        visitor.check(name)
+        check_wide_then_narrow(visitor, name)
 
 
 def test_every_dashboard_page_passes_axe_and_fits_375_px(visitor: Visitor) -> None:
     paths = signed_in_paths()
-    assert {"/app", "/app/keys", "/app/usage", "/app/webhooks", "/app/passkeys", "/app/routing"} <= set(paths)
+    assert {
+        "/app",
+        "/app/keys",
+        "/app/usage",
+        "/app/webhooks",
+        "/app/passkeys",
+        "/app/routing",
+        "/app/leads",
+    } <= set(paths)
     seen = []
     for name in dashboard_pages(visitor):
         assert "/app/login" not in visitor.page.url or name.startswith("/app/login"), (name, visitor.page.url)
-        visitor.check(name)
+        check_wide_then_narrow(visitor, name)
         seen.append(name)
     assert len(seen) == len(SIGNED_OUT) + len(paths) + 2
 

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import CDPSession, Page, expect
 
 from tests.accounts.smtp import SmtpServer
-from tests.browser.dashboard import register
+from tests.browser.dashboard import go_to, register
 from tests.browser.harness import Visitor
 
 pytestmark = pytest.mark.browser
@@ -48,7 +48,7 @@ def sign_out_and_back_in_with_the_passkey(visitor: Visitor, organisation: str) -
     page.get_by_test_id("passkey-login").click()
     page.wait_for_url("**/app/keys")
     expect(page.get_by_test_id("nav-keys")).to_have_attribute("aria-current", "page")
-    page.get_by_test_id("nav-app").click()
+    go_to(visitor, "app")
     expect(page.get_by_role("heading", level=1)).to_have_text(organisation)
     visitor.check("signed in with the passkey")
 
@@ -59,7 +59,7 @@ def test_register_with_a_passkey_then_sign_in_with_it(visitor: Visitor, smtp: Sm
 
     made = credentials(cdp, authenticator)
     assert len(made) == 1 and made[0]["isResidentCredential"] and made[0]["rpId"] == "localhost"
-    visitor.page.get_by_test_id("nav-passkeys").click()
+    go_to(visitor, "passkeys")
     expect(visitor.page.get_by_test_id("passkey-row")).to_have_count(1)
     visitor.check("passkeys after registering with one")
 
@@ -71,7 +71,7 @@ def test_add_a_passkey_to_a_password_account_and_sign_in_with_it(visitor: Visito
     cdp, authenticator = virtual_authenticator(visitor)
     register(visitor, smtp, "alan@machines.example", "Universal Machines")
     page = visitor.page
-    page.get_by_test_id("nav-passkeys").click()
+    go_to(visitor, "passkeys")
     expect(page.get_by_test_id("passkeys-empty")).to_be_visible()
     visitor.check("passkeys, none yet")
     page.get_by_test_id("passkey-name").fill("This laptop")

@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 from agent_server.webhooks.signing import platform_signature
 from tests.accounts.smtp import SmtpServer
 from tests.admin.conftest import Receiver, _handler
-from tests.browser.dashboard import register
+from tests.browser.dashboard import go_to, register
 from tests.browser.harness import Visitor
 
 pytestmark = pytest.mark.browser
@@ -48,7 +48,7 @@ def test_a_webhook_registered_in_the_dashboard_shows_its_deliveries(
 ) -> None:
     register(visitor, smtp, "edsger@structured.example", "Structured Programs", plan="professional")
     page = visitor.page
-    page.get_by_test_id("nav-webhooks").click()
+    go_to(visitor, "webhooks")
     expect(page.get_by_test_id("webhooks-empty")).to_be_visible()
     visitor.check("webhooks, none yet")
     page.get_by_test_id("webhook-url").fill(receiver.url)
@@ -60,7 +60,7 @@ def test_a_webhook_registered_in_the_dashboard_shows_its_deliveries(
 
     # An event: a key rotated in the dashboard. The receiver refuses the first attempt.
     receiver.respond(500)
-    page.get_by_test_id("nav-keys").click()
+    go_to(visitor, "keys")
     page.get_by_test_id("key-name").fill("worker")
     page.get_by_test_id("key-create").click()
     page.get_by_test_id("back-to-keys").click()
@@ -68,7 +68,7 @@ def test_a_webhook_registered_in_the_dashboard_shows_its_deliveries(
     page.get_by_test_id("key-rotate-confirm").click()  # rotation asks first
     expect(page.get_by_role("heading", level=1)).to_have_text("Your new API key")
 
-    page.get_by_test_id("nav-webhooks").click()
+    go_to(visitor, "webhooks")
     page.get_by_test_id("webhook-deliveries").click()
     rows = page.get_by_test_id("delivery-row")
     reload_until(page, "document.querySelector('[data-test=delivery-status]')?.textContent === 'delivered'")

@@ -1,10 +1,13 @@
 """``make run`` as a new user meets it: the port it is given, documents that say that port, a banner
-printed after the bind with the demo login, one clear line for a busy port, and an install of the
-runtime dependencies only."""
+printed after the bind with the demo login and the dashboard at ``localhost``, a restart that says
+how to make another key with a command that works as printed, one clear line for a busy port, and
+an install of the runtime dependencies only that says it is installing."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -53,38 +56,82 @@ def read_until(process: subprocess.Popen[str], marker: str, timeout: float = 60)
     pytest.fail(f"no {marker!r} within {timeout} s: {lines}")
 
 
-@pytest.fixture
-def make_run(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[str]]]:
-    """``make run PORT=<free port>``, its install step taken as done (-o: the venv of this checkout)."""
-    port = free_port()
-    process = subprocess.Popen(
+def start_make_run(data_dir: Path, port: int) -> subprocess.Popen[str]:
+    """``make run PORT=<port>``, its install step taken as done (-o: the venv of this checkout)."""
+    return subprocess.Popen(
         ["make", "--no-print-directory", "run", f"PORT={port}", "-o", ".venv/bin/.installed-runtime"],
         cwd=ROOT,
-        env=operator_env(tmp_path),
+        env=operator_env(data_dir),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
         start_new_session=True,  # make and the server in a group of their own, stopped together
     )
-    yield port, process
+
+
+def stop(process: subprocess.Popen[str]) -> None:
     os.killpg(process.pid, signal.SIGTERM)
     process.wait(timeout=30)
+
+
+@pytest.fixture
+def make_run(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    port = free_port()
+    process = start_make_run(tmp_path, port)
+    yield port, process
+    stop(process)
 
 
 def test_make_run_serves_and_documents_the_port_it_is_given(
     make_run: tuple[int, subprocess.Popen[str]],
 ) -> None:
     port, process = make_run
-    base = f"http://127.0.0.1:{port}"
+    # Bound to 127.0.0.1, served as localhost: the same server, and a name browsers allow passkeys on.
+    bound, base = f"http://127.0.0.1:{port}", f"http://localhost:{port}"
     lines = read_until(process, "Organisations register themselves")
     served = [line for line in lines if "serving on" in line]
-    assert served == [f"agentgate (sandbox) serving on {base}"]
+    assert served == [f"agentgate (sandbox) serving on {bound} (public base URL {base})"]
     banner = "\n".join(lines[lines.index(served[0]) :])  # after the bind, like the line itself
     assert f"admin login  admin@agentgate.example / {DEMO_PASSWORD}" in banner
     assert f"curl {base}/v1/chat/completions" in banner and f"GET {base}/register" in banner
+    mail = read_until(process, "Mail (verification and reset links)")[-1]
+    assert mail.endswith("outbox (copy links from its .txt files) and the log.")
+    dashboard = f"{base}/app"
+    assert f"  dashboard    {dashboard}  (in a browser; passkeys work there too)" in banner
+    sign_in = httpx.get(dashboard, headers={"Accept": "text/html"}, follow_redirects=True, timeout=10)
+    assert sign_in.status_code == 200 and 'data-test="passkey-login"' in sign_in.text
     for path in DOCUMENTS:
-        text = httpx.get(base + path, timeout=10).text
-        assert f"127.0.0.1:{port}" in text and "127.0.0.1:8000" not in text, path
+        text = httpx.get(bound + path, timeout=10).text
+        assert f"localhost:{port}" in text and ":8000" not in text, path
+
+
+def test_a_restart_says_how_to_make_a_key_with_a_command_that_works_as_printed(tmp_path: Path) -> None:
+    port = free_port()
+    first = start_make_run(tmp_path, port)
+    try:
+        read_until(first, "Organisations register themselves")
+    finally:
+        stop(first)
+    again = start_make_run(tmp_path, port)
+    try:
+        lines = read_until(again, " keys create --tenant ")
+    finally:
+        stop(again)
+    assert f"  dashboard    http://localhost:{port}/app" in lines
+    hint = lines[-1].strip()
+    assert hint.startswith(".venv/bin/agentgate keys create --tenant ten_"), (
+        hint
+    )  # not on PATH after make run
+    made = subprocess.run(
+        [*shlex.split(hint), "--json"],
+        cwd=ROOT,
+        env=operator_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["key"].startswith("sk_test_")
 
 
 def test_a_busy_port_is_one_clear_line(tmp_path: Path) -> None:
@@ -117,6 +164,11 @@ def dry_run(*argv: str) -> str:
 def test_make_run_installs_the_runtime_only_and_takes_host_and_port() -> None:
     commands = dry_run("run", "HOST=0.0.0.0", "PORT=18123")
     assert "pip install --quiet -e .\n" in commands and "[dev]" not in commands
+    # the quiet install says first what it is doing (the first run takes about a minute)
+    lines = commands.splitlines()
+    install = next(n for n, line in enumerate(lines) if "pip install --quiet -e ." in line)
+    assert lines[install - 1].startswith('echo "Installing agentgate and its runtime dependencies'), lines
+    assert lines[0].startswith('echo "Creating the virtual environment'), lines
     assert commands.rstrip().endswith("agentgate serve --host 0.0.0.0 --port 18123")
     assert dry_run("run").rstrip().endswith("agentgate serve --host 127.0.0.1 --port 8000")
     assert "pip install --quiet -e '.[dev]'" in dry_run("test")

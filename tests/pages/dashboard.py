@@ -26,6 +26,7 @@ from tests.conftest import BASE_URL, running
 from tests.gateway.conftest import PASSWORD, password_hash
 from tests.pages.conftest import BROWSER_ACCEPT, BROWSER_UA
 
+LOCALHOST = BASE_URL.replace("127.0.0.1", "localhost")
 CSRF = re.compile(r'name="csrf_token" value="([0-9a-f]{64})"')
 
 
@@ -49,13 +50,17 @@ class Dash:
     settings: Settings
     clients: list[httpx.AsyncClient] = field(default_factory=list)
 
-    def browser(self, ip: str = "10.0.0.1", cookies: dict[str, str] | None = None) -> httpx.AsyncClient:
-        """A new browser (closed when the test ends), optionally with ``cookies`` set for /app."""
+    def browser(
+        self, ip: str = "10.0.0.1", cookies: dict[str, str] | None = None, base_url: str = BASE_URL
+    ) -> httpx.AsyncClient:
+        """A new browser (closed when the test ends), optionally with ``cookies`` set for /app; at
+        ``base_url`` (``LOCALHOST``: where passkeys work, browsers refuse them on an IP address)."""
         transport = httpx.ASGITransport(self.app, client=(ip, 5555))
         headers = {"Accept": BROWSER_ACCEPT, "User-Agent": BROWSER_UA}
-        # The app's own address: production cookies are Secure, which a client sends over https only.
-        base = self.settings.public_base_url or BASE_URL
-        client = httpx.AsyncClient(transport=transport, base_url=base, headers=headers)
+        # Production cookies are Secure, which a client sends over https only: an https app is reached so.
+        if self.settings.public_base_url.startswith("https:") and base_url == BASE_URL:
+            base_url = self.settings.public_base_url
+        client = httpx.AsyncClient(transport=transport, base_url=base_url, headers=headers)
         for name, value in (cookies or {}).items():
             client.cookies.set(name, value, domain="127.0.0.1", path="/app")
         self.clients.append(client)
@@ -73,8 +78,10 @@ class Dash:
         await repo.add_user(db, user)
         return Person(user.email, user.id, tenant.id)
 
-    async def signed_in(self, person: Person, ip: str = "10.0.0.1") -> httpx.AsyncClient:
-        browser = self.browser(ip)
+    async def signed_in(
+        self, person: Person, ip: str = "10.0.0.1", base_url: str = BASE_URL
+    ) -> httpx.AsyncClient:
+        browser = self.browser(ip, base_url=base_url)
         answer = await post_form(browser, "/app/login", "/app/login", email=person.email, password=PASSWORD)
         assert answer.status_code == 303 and answer.headers["location"] == "/app", answer.text[:500]
         return browser

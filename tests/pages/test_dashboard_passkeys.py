@@ -10,8 +10,7 @@ import pytest
 
 from agent_server.settings import Settings
 from tests.accounts.authenticator import SoftAuthenticator
-from tests.conftest import BASE_URL
-from tests.pages.dashboard import Dash, csrf_of, dashboard_world, post_form
+from tests.pages.dashboard import LOCALHOST, Dash, csrf_of, dashboard_world, post_form
 
 
 @pytest.fixture
@@ -21,9 +20,9 @@ async def dash(settings: Settings) -> AsyncIterator[Dash]:
 
 
 async def test_add_a_passkey_then_sign_in_with_it_rename_and_remove_it(dash: Dash) -> None:
-    device = SoftAuthenticator(BASE_URL)
+    device = SoftAuthenticator(LOCALHOST)  # sandbox: the relying party is the host the page is at
     person = await dash.person()
-    browser = await dash.signed_in(person)
+    browser = await dash.signed_in(person, base_url=LOCALHOST)
     page = await browser.get("/app/passkeys")
     assert 'data-test="passkey-add"' in page.text and 'data-test="passkeys-empty"' in page.text
     token = csrf_of(page.text)
@@ -38,7 +37,7 @@ async def test_add_a_passkey_then_sign_in_with_it_rename_and_remove_it(dash: Das
     listed = await browser.get("/app/passkeys")
     assert listed.text.count('data-test="passkey-row"') == 1 and "Laptop" in listed.text
 
-    fresh = dash.browser("10.0.0.8")
+    fresh = dash.browser("10.0.0.8", base_url=LOCALHOST)
     login = await fresh.get("/app/login")
     options = (await fresh.post("/admin/auth/passkey/options", json={})).json()  # as passkey-login.js
     signed = await fresh.post("/admin/auth/passkey", json={"state": options["state"],
@@ -63,7 +62,7 @@ async def test_add_a_passkey_then_sign_in_with_it_rename_and_remove_it(dash: Das
 
 
 async def test_adding_a_passkey_needs_a_recent_sign_in(dash: Dash) -> None:
-    browser = await dash.signed_in(await dash.person())
+    browser = await dash.signed_in(await dash.person(), base_url=LOCALHOST)
     dash.clock.advance(11 * 60)
     page = await browser.get("/app/passkeys")
     assert 'data-test="passkey-reauth"' in page.text and 'data-test="passkey-add"' not in page.text

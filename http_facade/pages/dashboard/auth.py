@@ -16,11 +16,12 @@ from pydantic import Field
 
 from agent_server.accounts.sso.discovery import DISCOVERIES_PER_IP, discover
 from agent_server.admin.audit import LOGIN_FAILED
-from agent_server.errors import AgentError, AuthFailed, NotFound
+from agent_server.errors import AgentError, AuthFailed
 from agent_server.gateway import repository as repo
 from http_facade.deps import client_ip
 from http_facade.pages.dashboard import sso_handoff
 from http_facade.pages.dashboard.audit_trail import record
+from http_facade.pages.dashboard.passkey_place import passkey_place
 from http_facade.pages.dashboard.route import (
     DashboardForm,
     SessionDep,
@@ -39,6 +40,7 @@ from http_facade.pages.dashboard.session import (
     safe_next,
     start_session,
 )
+from http_facade.pages.form_state import FormState, redisplays, sent_form
 
 router = dashboard_router()
 Email = Annotated[str, Field(min_length=3, max_length=320)]
@@ -61,16 +63,34 @@ class SsoForm(DashboardForm):
     next: Next = APP_PATH
 
 
-def _login_page(
+async def _login_page(
     request: Request,
     next_path: str,
     *,
-    error: AgentError | None = None,
-    email: str = "",
+    form: FormState | None = None,
     signed_out: bool = False,
 ) -> HTMLResponse:
-    context = {"next": safe_next(next_path), "error": error, "email": email, "signed_out": signed_out}
-    return page(request, "login.html", context, status=error.http_status if error else 200)
+    """The sign-in page; ``form`` is the password form (prefix ``login``) or the SSO form (``sso``)
+    as it was sent, shown again with its problem."""
+    sent = form or FormState.blank()
+    context = {
+        "next": safe_next(next_path),
+        "login_form": sent if sent.prefix != "sso" else FormState.blank(),
+        "sso_form": sent if sent.prefix == "sso" else FormState.blank(),
+        "signed_out": signed_out,
+        **passkey_place(request),
+    }
+    for state, prefix in ((context["login_form"], "login"), (context["sso_form"], "sso")):
+        state.at(state.prefix or prefix)
+    return page(request, "login.html", context, status=sent.status)
+
+
+async def _login_again(request: Request, form: FormState) -> HTMLResponse:
+    return await _login_page(request, form.value("next", APP_PATH), form=form.at("login"))
+
+
+async def _sso_again(request: Request, form: FormState) -> HTMLResponse:
+    return await _login_page(request, form.value("next", APP_PATH), form=form.at("sso"))
 
 
 async def _signed_in(request: Request) -> bool:
@@ -90,7 +110,7 @@ async def login_page(
 ) -> Response:
     if not reauth and await _signed_in(request):  # reauth: a fresh sign-in, e.g. to add a passkey
         return see_other(safe_next(next_path))
-    return _login_page(request, next_path, signed_out=signed_out)
+    return await _login_page(request, next_path, signed_out=signed_out)
 
 
 @router.post(
@@ -98,6 +118,7 @@ async def login_page(
     summary="Dashboard: sign in with e-mail and password",
     responses=responses(401, 429),
 )
+@redisplays(_login_again)
 async def login(request: Request, form: Annotated[LoginForm, Form()]) -> Response:
     checked(request, form)
     gateway = request.app.state.gateway
@@ -108,7 +129,7 @@ async def login(request: Request, form: Annotated[LoginForm, Form()]) -> Respons
         user = await repo.find_user(gateway.db, email) if "@" in email else None
         tenant = user.tenant_id if user else None
         await record(request, actor=email, tenant_id=tenant, action=LOGIN_FAILED, status=err.http_status)
-        return _login_page(request, form.next, error=err, email=form.email)
+        return await _login_again(request, FormState.sent(await sent_form(request), err))
     await record(request, actor=email, tenant_id=signed_in.tenant_id, action="auth.login")
     response = see_other(safe_next(form.next))
     start_session(response, gateway.services.settings, signed_in.access_token, signed_in.expires_in)
@@ -135,15 +156,13 @@ async def passkey_session(request: Request, form: Annotated[SessionForm, Form()]
     summary="Dashboard: single sign-on: find the organisation's identity provider and go there",
     responses=responses(404, 429),
 )
+@redisplays(_sso_again)
 async def sso_start(request: Request, form: Annotated[SsoForm, Form()]) -> Response:
     checked(request, form)
     accounts = request.app.state.accounts
     await accounts.limiter.enforce(DISCOVERIES_PER_IP, client_ip(request))  # the limit of /sso/discover
     base_url = request.app.state.services.settings.public_base_url
-    try:
-        found = await discover(accounts.db, request.app.state.gateway.catalog, base_url, form.email)
-    except NotFound as err:
-        return _login_page(request, form.next, error=err, email=form.email)
+    found = await discover(accounts.db, request.app.state.gateway.catalog, base_url, form.email)
     binding = sso_handoff.new_binding()
     response = see_other(sso_handoff.marked_start_url(found["protocol"], found["start_url"], binding))
     sso_handoff.bind(request, response, binding)

@@ -19,6 +19,7 @@ from agent_server.accounts.passkey_tables import MAX_NAME_CHARS
 from agent_server.accounts.sessions import RECENT_SIGN_IN_SECONDS
 from agent_server.errors import ValidationFailed
 from http_facade.pages.dashboard.audit_trail import audited
+from http_facade.pages.dashboard.passkey_place import passkey_place
 from http_facade.pages.dashboard.route import (
     DashboardForm,
     SessionDep,
@@ -48,7 +49,7 @@ class AddForm(NameForm):
 async def passkeys_page(request: Request, session: SessionDep) -> HTMLResponse:
     listed = await json_routes.list_passkeys(session.claims, request)
     age = request.app.state.gateway.clock.now() - session.claims.issued_at
-    context = {"passkeys": listed.data, "recent": age <= RECENT_SIGN_IN_SECONDS}
+    context = {"passkeys": listed.data, "recent": age <= RECENT_SIGN_IN_SECONDS, **passkey_place(request)}
     return page(request, "passkeys.html", context, session=session)
 
 

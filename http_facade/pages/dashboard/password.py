@@ -10,7 +10,6 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import EmailStr, Field
 
 from agent_server.accounts.links import FORGOT_PAGE, RESET_PAGE
-from agent_server.errors import AgentError
 from http_facade.deps import client_ip
 from http_facade.pages.dashboard.audit_trail import record
 from http_facade.pages.dashboard.route import (
@@ -22,6 +21,7 @@ from http_facade.pages.dashboard.route import (
     see_other,
 )
 from http_facade.pages.dashboard.session import APP_PATH, start_session
+from http_facade.pages.form_state import FormState, redisplays
 
 router = dashboard_router()
 
@@ -35,47 +35,56 @@ class ResetForm(DashboardForm):
     password: str = Field(max_length=4096)
 
 
+async def _forgot_page(request: Request, form: FormState | None = None) -> HTMLResponse:
+    form = (form or FormState.blank()).at("forgot")
+    return page(request, "forgot.html", {"form": form}, status=form.status)
+
+
 @router.get(FORGOT_PAGE, summary="Dashboard: ask for a password reset link")
 async def forgot_page(request: Request) -> HTMLResponse:
-    return page(request, "forgot.html", {"error": None})
+    return await _forgot_page(request)
 
 
 @router.post(FORGOT_PAGE, summary="Dashboard: mail a reset link (the same answer for every address)",
              responses=responses(429))  # fmt: skip
+@redisplays(_forgot_page)
 async def forgot(
     request: Request, form: Annotated[ForgotForm, Form()], background: BackgroundTasks
 ) -> HTMLResponse:
     checked(request, form)
     credentials = request.app.state.accounts.credentials
-    try:
-        answer = await credentials.forgot(str(form.email), client_ip(request))
-    except AgentError as err:
-        return page(request, "forgot.html", {"error": err}, status=err.http_status)
+    answer = await credentials.forgot(str(form.email), client_ip(request))
     background.add_task(credentials.send_reset, str(form.email))  # after the answer, as the JSON route
     return page(request, "forgot_sent.html", {"answer": answer})
 
 
-def _reset_page(request: Request, token: str, state: str, error: AgentError | None = None) -> HTMLResponse:
-    context = {"token": token, "state": state, "error": error}
-    return page(request, "reset.html", context, status=error.http_status if error else 200)
+async def _reset_page(
+    request: Request, token: str, state: str, form: FormState | None = None
+) -> HTMLResponse:
+    form = (form or FormState.blank()).at("reset")
+    context = {"token": token, "state": state, "form": form}
+    return page(request, "reset.html", context, status=form.status)
+
+
+async def _reset_again(request: Request, form: FormState) -> HTMLResponse:
+    token = form.value("token")
+    state = await request.app.state.accounts.credentials.link_state(token) if token else "invalid"
+    return await _reset_page(request, token, state, form)
 
 
 @router.get(RESET_PAGE, summary="Dashboard: the reset or invitation link's page (uses nothing up)")
 async def reset_page(request: Request, token: Annotated[str, Query(max_length=200)] = "") -> HTMLResponse:
     state = await request.app.state.accounts.credentials.link_state(token) if token else "invalid"
-    return _reset_page(request, token, state)
+    return await _reset_page(request, token, state)
 
 
 @router.post(RESET_PAGE, summary="Dashboard: set the new password and sign in (other sessions end)",
              responses=responses())  # fmt: skip
+@redisplays(_reset_again)
 async def reset(request: Request, form: Annotated[ResetForm, Form()]) -> Response:
     checked(request, form)
     credentials = request.app.state.accounts.credentials
-    try:
-        signed_in = await credentials.reset(form.token, form.password)
-    except AgentError as err:
-        state = await credentials.link_state(form.token)
-        return _reset_page(request, form.token, state, err)
+    signed_in = await credentials.reset(form.token, form.password)
     await record(
         request, actor=signed_in.user_id, tenant_id=signed_in.tenant_id, action="auth.password_reset"
     )

@@ -16,7 +16,9 @@ from pydantic import Field
 from sse_starlette import EventSourceResponse
 
 from agent_server.admin.wiring import admin_services
+from agent_server.content import Model
 from agent_server.errors import AgentError
+from agent_server.gateway.plans import PlanInfo
 from agent_server.llm.types import ChatMessage
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.route import (
@@ -28,13 +30,16 @@ from http_facade.pages.dashboard.route import (
     page,
     responses,
 )
-from http_facade.pages.dashboard.session import APP_PATH, Session
+from http_facade.pages.dashboard.session import APP_PATH, Session, current_session
 from http_facade.pages.dashboard.tenant import tenant_of
+from http_facade.pages.dashboard.trace_text import describe_step
+from http_facade.pages.form_state import FormState, redisplays, sent_form
 from http_facade.routes import admin_playground as json_routes
 from wellknown.event_stream import streamed_answer
 
 router = dashboard_router()
 PLAYGROUND_PAGE = f"{APP_PATH}/playground"
+CHAT = "chat"
 TraceId = Annotated[str, Path(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_-]+$")]
 
 
@@ -45,29 +50,37 @@ class PlaygroundForm(DashboardForm):
     max_tokens: int | None = Field(default=None, ge=1, le=4096)
 
 
+def chat_models(request: Request, plan: PlanInfo) -> list[Model]:
+    """The models the playground offers: the plan's models that chat (it sends a chat, not embeddings)."""
+    models = request.app.state.services.knowledge.pack.models
+    return [m for m in models if CHAT in m.capabilities and plan.grant.allows(m.id)]
+
+
 async def _page(
     request: Request,
     session: Session,
     *,
-    form: PlaygroundForm | None = None,
+    form: FormState | None = None,
     result: dict[str, Any] | None = None,
-    error: AgentError | None = None,
 ) -> HTMLResponse:
     _, plan = await tenant_of(request, session)
-    models = [m for m in request.app.state.services.knowledge.pack.models if plan.grant.allows(m.id)]
     admin = admin_services(request.app.state.services)
     traces = await json_routes.list_traces(actor_of(request, session), admin, limit=10)
+    form = (form or FormState.blank()).at("playground")
+    problem = form.problem
     context = {
-        "models": models,
+        "models": chat_models(request, plan),
         "form": form,
         "result": result,
-        "error": error,
-        "error_trace": error.extra.get("trace_id") if error else None,
+        "error_trace": problem.extra.get("trace_id") if problem else None,
         "traces": traces["data"],
+        "describe_step": describe_step,
     }
-    return page(
-        request, "playground.html", context, session=session, status=error.http_status if error else 200
-    )
+    return page(request, "playground.html", context, session=session, status=form.status)
+
+
+async def _page_again(request: Request, form: FormState) -> HTMLResponse:
+    return await _page(request, await current_session(request), form=form)
 
 
 @router.get(PLAYGROUND_PAGE, summary="Dashboard: the playground (chat as the organisation, traced)")
@@ -80,6 +93,7 @@ async def playground_page(request: Request, session: SessionDep) -> HTMLResponse
     summary="Dashboard: run a playground chat; the answer and its trace",
     responses=responses(),
 )
+@redisplays(_page_again)
 async def playground_chat(
     request: Request, form: Annotated[PlaygroundForm, Form()], session: SessionDep
 ) -> HTMLResponse:
@@ -98,9 +112,9 @@ async def playground_chat(
         ) as note:
             result = await json_routes.playground_chat(body, actor_of(request, session), admin, request)
             note["target"] = result["trace_id"]
-    except AgentError as err:
-        return await _page(request, session, form=form, error=err)
-    return await _page(request, session, form=form, result=result)
+    except AgentError as err:  # any failure, an upstream's too: the page shows it with its trace
+        return await _page(request, session, form=FormState.sent(await sent_form(request), err))
+    return await _page(request, session, form=FormState.sent(await sent_form(request)), result=result)
 
 
 @router.get(
@@ -111,7 +125,7 @@ async def playground_chat(
 async def trace_page(request: Request, trace_id: TraceId, session: SessionDep) -> HTMLResponse:
     admin = admin_services(request.app.state.services)
     trace = await json_routes.get_trace(trace_id, actor_of(request, session), admin)
-    return page(request, "trace.html", {"trace": trace}, session=session)
+    return page(request, "trace.html", {"trace": trace, "describe_step": describe_step}, session=session)
 
 
 @router.get(

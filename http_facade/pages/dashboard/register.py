@@ -16,10 +16,11 @@ from pydantic import EmailStr, Field
 
 from agent_server.accounts.links import VERIFY_PAGE
 from agent_server.accounts.registration import Application
-from agent_server.errors import AgentError, Conflict, ValidationFailed
+from agent_server.errors import Conflict, ValidationFailed
 from agent_server.gateway.plans import self_serve_plans
-from http_facade.deps import client_ip
+from http_facade.deps import client_ip, page_origin
 from http_facade.pages.dashboard.audit_trail import record
+from http_facade.pages.dashboard.passkey_place import passkey_place
 from http_facade.pages.dashboard.route import (
     DashboardForm,
     checked,
@@ -29,6 +30,7 @@ from http_facade.pages.dashboard.route import (
     see_other,
 )
 from http_facade.pages.dashboard.session import APP_PATH, start_session
+from http_facade.pages.form_state import FormState, redisplays
 
 router = dashboard_router()
 REGISTER_PAGE = f"{APP_PATH}/register"
@@ -47,23 +49,22 @@ class VerifyForm(DashboardForm):
     organisation: str = Field(default="", max_length=200)
 
 
-def _register_page(
-    request: Request, form: RegisterForm | None = None, error: AgentError | None = None
-) -> HTMLResponse:
+async def _register_page(request: Request, form: FormState | None = None) -> HTMLResponse:
     accounts = request.app.state.accounts
+    plans = self_serve_plans(request.app.state.services.knowledge.pack.plans)
+    form = (form or FormState.blank(method="password", plan=plans[0].id)).at("register")
     context = {
-        "plans": self_serve_plans(request.app.state.services.knowledge.pack.plans),
-        "methods": accounts.registrations.methods,
+        "plans": plans,
         "form": form,
-        "error": error,
         "link_minutes": accounts.settings.registration_link_ttl_seconds // 60,
+        **passkey_place(request),
     }
-    return page(request, "register.html", context, status=error.http_status if error else 200)
+    return page(request, "register.html", context, status=form.status)
 
 
 @router.get(REGISTER_PAGE, summary="Dashboard: register an organisation (password or passkey)")
 async def register_page(request: Request) -> HTMLResponse:
-    return _register_page(request)
+    return await _register_page(request)
 
 
 @router.post(
@@ -71,31 +72,41 @@ async def register_page(request: Request) -> HTMLResponse:
     summary="Dashboard: register with a password; a link is mailed to confirm",
     responses=responses(429),
 )
+@redisplays(_register_page)
 async def register(request: Request, form: Annotated[RegisterForm, Form()]) -> HTMLResponse:
     checked(request, form)
-    try:
-        if form.method == "passkey":  # the passkey is made by the browser: the module posts JSON instead
-            raise ValidationFailed(
-                "Creating a passkey needs JavaScript; turn it on, or choose a password.", param="method"
-            )
-        application = Application(str(form.email), form.organisation, form.plan, form.password)
-        answer = await request.app.state.accounts.registrations.register(application, client_ip(request))
-    except AgentError as err:
-        return _register_page(request, form, err)
+    if form.method == "passkey":  # the passkey is made by the browser: the module posts JSON instead
+        raise ValidationFailed(
+            "Creating a passkey needs JavaScript; turn it on, or choose a password.", param="method"
+        )
+    application = Application(str(form.email), form.organisation, form.plan, form.password)
+    registrations = request.app.state.accounts.registrations
+    answer = await registrations.register(application, client_ip(request), page_origin(request))
     return page(request, "register_sent.html", {"answer": answer})
 
 
-def _verify_page(
-    request: Request, token: str, state: str, error: AgentError | None = None, organisation: str = ""
+async def _verify_page(
+    request: Request, token: str, state: str, form: FormState | None = None
 ) -> HTMLResponse:
-    context = {"token": token, "state": state, "error": error, "organisation": organisation}
-    return page(request, "verify.html", context, status=error.http_status if error else 200)
+    form = (form or FormState.blank()).at("verify")
+    context = {"token": token, "state": state, "form": form}
+    return page(request, "verify.html", context, status=form.status)
+
+
+async def _verify_again(request: Request, form: FormState) -> HTMLResponse:
+    """The link's page after its confirmation was refused: a taken name asks for another one."""
+    token = form.value("token")
+    if isinstance(form.problem, Conflict):
+        state = "taken"
+    else:
+        state = await request.app.state.accounts.registrations.link_state(token) if token else "invalid"
+    return await _verify_page(request, token, state, form)
 
 
 @router.get(VERIFY_PAGE, summary="Dashboard: the registration link's page (uses nothing up)")
 async def verify_page(request: Request, token: Annotated[str, Query(max_length=200)] = "") -> HTMLResponse:
     state = await request.app.state.accounts.registrations.link_state(token) if token else "invalid"
-    return _verify_page(request, token, state)
+    return await _verify_page(request, token, state)
 
 
 @router.post(
@@ -103,14 +114,11 @@ async def verify_page(request: Request, token: Annotated[str, Query(max_length=2
     summary="Dashboard: use the registration link: the organisation is created and you are signed in",
     responses=responses(409),
 )
+@redisplays(_verify_again)
 async def verify(request: Request, form: Annotated[VerifyForm, Form()]) -> Response:
     checked(request, form)
     registrations = request.app.state.accounts.registrations
-    try:
-        verified = await registrations.verify(form.token, form.organisation.strip() or None)
-    except AgentError as err:
-        state = "taken" if isinstance(err, Conflict) else await registrations.link_state(form.token)
-        return _verify_page(request, form.token, state, err, form.organisation)
+    verified = await registrations.verify(form.token, form.organisation.strip() or None)
     signed_in = verified.signed_in
     await record(
         request, actor=signed_in.user_id, tenant_id=signed_in.tenant_id, action="auth.registration_verified"

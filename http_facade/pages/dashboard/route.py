@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -57,8 +58,21 @@ APP_NAV: tuple[tuple[str, str], ...] = (
 PLATFORM_NAV: tuple[tuple[str, str], ...] = (
     (f"{APP_PATH}/routing", "LLM routing"),
     (f"{APP_PATH}/tenants", "Tenants"),
+    (f"{APP_PATH}/leads", "Discovery calls"),
 )
 ACCOUNT_PAGE = f"{APP_PATH}/account"  # where a session without an organisation or a role lands
+# How the navigation is grouped (about 14 entries fit: a sidebar at 1280 px, a menu at 375 px). An
+# entry of APP_NAV or PLATFORM_NAV whose path no group names is listed under "More".
+NAV_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (group, tuple(f"{APP_PATH}{tail}" for tail in tails))
+    for group, tails in (
+        ("Build", ("", "/keys", "/playground", "/webhooks")),
+        ("Watch", ("/usage", "/logs", "/audit")),
+        ("Organisation", ("/members", "/billing", "/sso", "/provider-keys")),
+        ("Your account", ("/account", "/passkeys")),
+        ("Platform", ("/routing", "/tenants", "/leads")),
+    )
+)
 DASHBOARD_ERROR_TEXT = {
     **ERROR_TEXT,
     401: "The sign-in (or the token handed over) is not valid.",
@@ -68,6 +82,13 @@ DASHBOARD_ERROR_TEXT = {
 
 
 class DashboardRoute(PageRoute):
+    redisplay_for_everyone = True
+
+    def check_before_redisplay(self, request: Request, raw: FormData) -> None:
+        """A refused form is shown again only to the page that sent it (its CSRF token), like any action."""
+        token = raw.get("csrf_token")
+        check_csrf(request, token if isinstance(token, str) else "")
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
@@ -147,6 +168,16 @@ def landing(claims: AdminClaims) -> str:
     return next((href for href, _ in nav_for(claims)), ACCOUNT_PAGE)
 
 
+def grouped(nav: tuple[tuple[str, str], ...]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The entries of ``nav`` in their groups (``NAV_GROUPS``), empty groups left out."""
+    placed = {path for _, paths in NAV_GROUPS for path in paths}
+    groups = [
+        (name, [entry for path in paths for entry in nav if entry[0] == path]) for name, paths in NAV_GROUPS
+    ]
+    groups.append(("More", [entry for entry in nav if entry[0] not in placed]))
+    return [(name, entries) for name, entries in groups if entries]
+
+
 def _current(path: str) -> str:
     entries = [href for href, _ in (*APP_NAV, *PLATFORM_NAV)]
     matches = [href for href in entries if path == href or path.startswith(href + "/")]
@@ -178,6 +209,7 @@ def page(
         "csrf": csrf_token(request),
         "session": session,
         "app_nav": nav_for(session.claims) if session is not None else (),
+        "app_nav_groups": grouped(nav_for(session.claims)) if session is not None else [],
         "app_current": _current(request.url.path),
         "when": when,
         **(context or {}),

@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from sqlmodel import col, select
 from starlette.requests import Request
 from starlette.responses import Response
 
 from agent_server.accounts.transport import plain_http_loopback
 from agent_server.errors import AuthFailed, PermissionDenied
+from agent_server.gateway.tables import Tenant, User
 from agent_server.gateway.tokens import AdminClaims
 from agent_server.settings import Settings
 from http_facade.role_policy import authorize
@@ -47,6 +49,8 @@ class ElsewhereFirst(Exception):
 class Session:
     token: str
     claims: AdminClaims
+    email: str = ""  # who is signed in and where, for the header of every page
+    organisation: str = ""
 
     @property
     def user_id(self) -> str:
@@ -132,7 +136,8 @@ async def current_session(request: Request) -> Session:
         if request.method == "GET" and request.url.path == APP_PATH:
             raise ElsewhereFirst(await request.app.state.gateway.authenticate_user(token)) from None
         raise
-    return Session(token, claims)
+    email, organisation = await _who(request, claims)
+    return Session(token, claims, email, organisation)
 
 
 async def optional_session(request: Request) -> Session | None:
@@ -141,6 +146,20 @@ async def optional_session(request: Request) -> Session | None:
     if not token:
         return None
     try:
-        return Session(token, await request.app.state.gateway.authenticate_user(token))
+        claims = await request.app.state.gateway.authenticate_user(token)
     except AuthFailed:
         return None
+    email, organisation = await _who(request, claims)
+    return Session(token, claims, email, organisation)
+
+
+async def _who(request: Request, claims: AdminClaims) -> tuple[str, str]:
+    """The signed-in person's e-mail and organisation name (one primary-key join)."""
+    query = (
+        select(User.email, Tenant.name)
+        .outerjoin(Tenant, col(Tenant.id) == col(User.tenant_id))  # a person may have left every organisation
+        .where(col(User.id) == claims.user_id)
+    )
+    async with request.app.state.gateway.db.session() as session:
+        row = (await session.execute(query)).first()
+    return (row[0], row[1] or "") if row else ("", "")

@@ -1,6 +1,7 @@
 // Partial updates for plain forms: a form with data-partial="<id>" is sent with fetch() and the
-// element of that id in the answer replaces the one on this page. Without scripts (or on a network
-// error) the form is submitted as usual and the answer is a whole page.
+// element of that id in the answer replaces the one on this page; a refused form's fields, with their
+// messages, replace this form's. Without scripts (or on a network error) the form is submitted as
+// usual and the answer is a whole page.
 
 async function submitPartly(form) {
   const target = document.getElementById(form.dataset.partial);
@@ -16,8 +17,12 @@ async function submitPartly(form) {
     // A confirmation carries the element itself; an error page says what went wrong in its lead.
     const fresh = page.getElementById(form.dataset.partial) || page.querySelector("main .lead");
     if (!fresh) throw new Error("unexpected answer");
-    target.replaceChildren(...Array.from(fresh.childNodes, (node) => document.importNode(node, true)));
+    const adopt = (from, to) => to.replaceChildren(...Array.from(from.childNodes, (node) => document.importNode(node, true)));
+    adopt(fresh, target);
+    // A refused form comes back with its fields' messages and the values sent: show them in place.
+    const sent = page.querySelector(`form[data-partial="${form.dataset.partial}"]`);
     if (response.ok) form.reset();
+    else if (sent) adopt(sent, form);
   } catch {
     form.submit();
   } finally {

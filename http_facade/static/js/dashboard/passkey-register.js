@@ -1,6 +1,7 @@
 // Registration with a passkey: POST /register (method "passkey") answers creation options, the
-// browser makes the passkey, POST /register/passkey keeps it until the link in the mail is followed.
-// Without scripts (or WebAuthn) the form registers with a password.
+// browser makes the passkey, POST /register/passkey keeps it until the link in the mail is followed
+// (the mail is sent then, so a passkey that failed leaves no mail). Without scripts (or WebAuthn)
+// the form registers with a password.
 import { creationOptions, credentialJSON, explain, postJSON, supported } from "./webauthn.js";
 
 const form = document.getElementById("register-form");
@@ -32,8 +33,8 @@ async function registerWithPasskey(button) {
       method: "passkey",
     });
     const credential = await navigator.credentials.create({ publicKey: creationOptions(answer.passkey.options) });
-    await postJSON("/register/passkey", { registration_id: answer.registration_id, credential: credentialJSON(credential) });
-    showSent(answer.message);
+    const saved = await postJSON("/register/passkey", { registration_id: answer.registration_id, credential: credentialJSON(credential) });
+    showSent(saved.message);
   } catch (error) {
     result.textContent = explain(error);
   } finally {
