@@ -10,7 +10,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from agent_server.settings import Settings
 from tests.accounts.conftest import PASSWORD
@@ -75,11 +75,16 @@ def register(
     visitor.check("overview after confirming")
 
 
-def go_to(visitor: Visitor, entry: str) -> None:
+def go_to(where: Visitor | Page, entry: str) -> None:
     """Follows the dashboard's navigation entry ``nav-<entry>``, opening the menu first where the
     navigation is one (narrow screens), as a person does."""
-    page = visitor.page
+    page = where.page if isinstance(where, Visitor) else where
+    open_menu(page)
+    page.get_by_test_id(f"nav-{entry}").click()
+
+
+def open_menu(page: Page) -> None:
+    """Opens the dashboard's navigation where it is a menu (narrow screens); wide, it is always shown."""
     menu = page.locator("details.dash-menu")
     if page.get_by_test_id("dash-menu").is_visible() and menu.get_attribute("open") is None:
         page.get_by_test_id("dash-menu").click()
-    page.get_by_test_id(f"nav-{entry}").click()

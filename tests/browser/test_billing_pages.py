@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, expect
 
 from tests.accounts.smtp import SmtpServer
 from tests.browser.conftest import OpenVisitor
-from tests.browser.dashboard import register
+from tests.browser.dashboard import go_to, register
 from tests.browser.harness import HEIGHT, WIDTH, Visitor
 
 pytestmark = pytest.mark.browser
@@ -75,7 +75,7 @@ def test_subscribe_in_the_trial_and_see_when_the_first_charge_happens(
     visitor = open_visitor()
     page = visitor.page
     register(visitor, smtp, "grace@hopper.example", "Hopper Compilers")
-    page.get_by_test_id("nav-billing").click()
+    go_to(page, "billing")
     expect(page.get_by_test_id("billing-next-charge")).to_contain_text("if you subscribe now, on ")
     expect(page.get_by_test_id("billing-next-charge")).to_contain_text("when the free trial ends")
     expect(page.get_by_test_id("billing-vat")).to_contain_text("added to each invoice")

@@ -21,7 +21,7 @@ from agent_server.llm.config import UpstreamConfig
 from agent_server.settings import Settings
 from tests.accounts.smtp import SmtpServer
 from tests.browser.conftest import OpenVisitor
-from tests.browser.dashboard import register
+from tests.browser.dashboard import go_to, register
 from tests.browser.live import ThreadedServer, app_server
 from tests.llm.fake_upstream import FakeUpstream
 
@@ -86,7 +86,7 @@ def test_create_with_a_budget_use_see_the_spend_be_refused_and_rotate_with_an_ov
     page = visitor.page
     register(visitor, smtp, "grace@compilers.example", "Compilers Inc", plan="professional")
 
-    page.get_by_test_id("nav-keys").click()
+    go_to(page, "keys")
     expect(page.get_by_test_id("key-scope-chat")).to_be_checked()
     expect(page.get_by_test_id("key-scope-models")).to_be_checked()
     visitor.check("keys, the full create form")
@@ -132,7 +132,7 @@ def test_create_with_a_budget_use_see_the_spend_be_refused_and_rotate_with_an_ov
     assert answer.choices[0].message.content == ANSWER
     assert run_snippet(python_anthropic) == ANSWER  # the Messages API snippet works too
 
-    page.get_by_test_id("nav-keys").click()
+    go_to(page, "keys")
     page.get_by_test_id("key-rotate").click()
     expect(page.get_by_test_id("overlap-0")).to_be_checked()
     visitor.check("rotate confirmation")

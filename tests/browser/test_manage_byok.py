@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from agent_server.llm.config import UpstreamConfig
 from agent_server.settings import Settings
 from tests.accounts.smtp import SmtpServer
-from tests.browser.dashboard import negotiate, register
+from tests.browser.dashboard import go_to, negotiate, register
 from tests.browser.harness import Visitor
 from tests.browser.live import ThreadedServer
 from tests.browser.manage import check_both
@@ -40,7 +40,7 @@ def test_a_provider_key_is_added_masked_replaced_and_deleted(
     register(visitor, smtp, "barbara@liskov.example", "Liskov Substitutions", plan="professional")
     negotiate(settings, "Liskov Substitutions")  # Enterprise: set by the operator with a contract end
     page = visitor.page
-    page.get_by_test_id("nav-provider-keys").click()
+    go_to(page, "provider-keys")
     provider = page.locator('[data-test="byok-provider"][data-provider="acme"]')
     expect(provider.get_by_test_id("byok-hint")).to_have_text("none")
     expect(provider).to_contain_text("acme-own")

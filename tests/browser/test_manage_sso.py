@@ -16,7 +16,7 @@ from tests.accounts.dns_server import LoopbackDns
 from tests.accounts.oidc_provider.server import OidcProvider
 from tests.accounts.smtp import SmtpServer
 from tests.browser.conftest import OpenVisitor
-from tests.browser.dashboard import negotiate, register
+from tests.browser.dashboard import go_to, negotiate, register
 from tests.browser.manage import check_both
 
 pytestmark = pytest.mark.browser
@@ -42,7 +42,7 @@ def test_a_domain_is_verified_and_an_openid_provider_connected(
     page = visitor.page
     register(visitor, smtp, EMAIL, "Hopper Navy Labs", plan="professional")
     negotiate(settings, "Hopper Navy Labs")  # Enterprise: set by the operator with a contract end
-    page.get_by_test_id("nav-sso").click()
+    go_to(page, "sso")
     check_both(visitor, "single sign-on, nothing set up")
 
     page.get_by_test_id("sso-domain").fill(DOMAIN)

@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from agent_server.webhooks.signing import platform_signature
 from tests.accounts.smtp import SmtpServer
 from tests.admin.conftest import Receiver, _handler
-from tests.browser.dashboard import register
+from tests.browser.dashboard import go_to, register
 from tests.browser.harness import Visitor
 from tests.browser.manage import check_both
 
@@ -39,7 +39,7 @@ def test_a_webhook_is_edited_disabled_tested_given_a_new_secret_and_deleted(
 ) -> None:
     register(visitor, smtp, "grace@compilers.example", "Compilers Inc", plan="professional")
     page = visitor.page
-    page.get_by_test_id("nav-webhooks").click()
+    go_to(page, "webhooks")
     page.get_by_test_id("webhook-url").fill(f"{receiver.url}/old")
     page.get_by_test_id("webhook-create").click()
     secret = page.get_by_test_id("secret-value").input_value()
@@ -102,7 +102,7 @@ def test_a_plan_without_webhooks_shows_the_form_disabled_with_the_plan_that_has_
 ) -> None:
     register(visitor, smtp, "linus@kernels.example", "Kernels Ltd")
     page = visitor.page
-    page.get_by_test_id("nav-webhooks").click()
+    go_to(page, "webhooks")
     gate = page.get_by_test_id("plan-gate-webhooks")
     expect(gate).to_contain_text("The Starter plan does not include webhooks.")
     expect(gate).to_contain_text("The Professional plan does")

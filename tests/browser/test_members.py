@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from tests.accounts.members import MEMBER_PASSWORD
 from tests.accounts.smtp import SmtpServer, link_in
 from tests.browser.conftest import OpenVisitor
-from tests.browser.dashboard import register, wait_for_mail
+from tests.browser.dashboard import go_to, open_menu, register, wait_for_mail
 
 pytestmark = pytest.mark.browser
 COLLEAGUE = "grace@analytical.example"
@@ -27,7 +27,7 @@ def test_invite_accept_change_the_role_and_remove_a_member(
     boss = owner.page
     register(owner, smtp, "ada@analytical.example", "Analytical Engines")
 
-    boss.get_by_test_id("nav-members").click()
+    go_to(boss, "members")
     expect(boss.get_by_test_id("member-row")).to_have_count(1)
     owner.check("members: the owner alone")
     boss.get_by_test_id("invite-email").fill(COLLEAGUE)
@@ -45,6 +45,7 @@ def test_invite_accept_change_the_role_and_remove_a_member(
     page.get_by_test_id("invite-password").fill(MEMBER_PASSWORD)
     page.get_by_test_id("invite-accept-new").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Analytical Engines")
+    open_menu(page)  # at 375 px the navigation is a menu
     for allowed in ("nav-keys", "nav-usage", "nav-playground", "nav-account"):
         expect(page.get_by_test_id(allowed)).to_be_visible()
     for hidden in ("nav-members", "nav-billing", "nav-sso"):

@@ -17,7 +17,7 @@ from agent_server.settings import Settings
 from tests.accounts.conftest import PASSWORD
 from tests.accounts.smtp import SmtpServer
 from tests.browser.conftest import OpenVisitor
-from tests.browser.dashboard import register
+from tests.browser.dashboard import go_to, register
 from tests.browser.live import ThreadedServer
 from tests.llm.fake_upstream import FakeUpstream
 
@@ -56,11 +56,11 @@ def test_a_priced_sdk_call_is_found_in_requests_with_its_cost(
     email = "grace@compilers.example"
     register(visitor, smtp, email, "Compilers Inc", plan="professional")
 
-    page.get_by_test_id("nav-logs").click()
+    go_to(page, "logs")
     expect(page.get_by_test_id("logs-empty")).to_be_visible()
     visitor.check("requests, none yet")
 
-    page.get_by_test_id("nav-keys").click()
+    go_to(page, "keys")
     page.get_by_test_id("key-name").fill("priced")
     page.get_by_test_id("key-create").click()
     secret = page.get_by_test_id("secret-value").input_value()
@@ -83,7 +83,7 @@ def test_a_priced_sdk_call_is_found_in_requests_with_its_cost(
     usage = raw.parse().usage
     assert usage is not None and (usage.prompt_tokens, usage.completion_tokens) == (11, 5)
 
-    page.get_by_test_id("nav-logs").click()
+    go_to(page, "logs")
     row = page.locator(f'[data-test="log-row"][data-request-id="{request_id}"]')
     expect(row).to_have_count(1)
     expect(row.get_by_test_id("log-cost")).to_have_text(COST)

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from agent_server.settings import Settings
 from tests.accounts.smtp import SmtpServer, link_in
-from tests.browser.dashboard import wait_for_mail
+from tests.browser.dashboard import go_to, wait_for_mail
 from tests.browser.harness import Visitor
 from tests.browser.pages import ADMIN_EMAIL, ADMIN_PASSWORD
 from tests.browser.widths import check_both_widths
@@ -41,7 +41,7 @@ def test_the_platform_admin_lists_searches_and_creates_tenants(visitor: Visitor,
     page.get_by_test_id("login-password").fill(ADMIN_PASSWORD)
     page.get_by_test_id("login-submit").click()
     page.wait_for_url("**/app")
-    page.get_by_test_id("nav-tenants").click()
+    go_to(page, "tenants")
     rows = page.get_by_test_id("tenant-row")
     expect(rows).to_have_count(1)
     expect(rows.locator("th")).to_contain_text("Demo")

@@ -24,7 +24,7 @@ from agent_server.settings import Settings
 from agent_server.storage.db import Database
 from tests.accounts.smtp import SmtpServer
 from tests.browser.conftest import OpenVisitor
-from tests.browser.dashboard import register
+from tests.browser.dashboard import go_to, register
 from tests.browser.harness import Visitor
 from tests.browser.live import ThreadedServer
 from tests.browser.widths import check_both_widths
@@ -70,12 +70,12 @@ def test_a_first_request_from_the_snippets_then_usage_at_a_glance(
     expect(page.get_by_test_id("month-quota")).to_have_text("0 of 2,000,000 (0.0 %)")
     check(visitor, "overview before the first request")
 
-    page.get_by_test_id("nav-keys").click()
+    go_to(page, "keys")
     page.get_by_test_id("key-name").fill("laptop")
     page.get_by_test_id("key-create").click()
     key = page.get_by_test_id("secret-value").input_value()
 
-    page.get_by_test_id("nav-usage").click()
+    go_to(page, "usage")
     expect(page.get_by_test_id("usage-empty")).to_be_visible()
     expect(page.get_by_test_id("month-requests")).to_have_text("0")
     check(visitor, "usage, empty")
@@ -120,7 +120,7 @@ def test_a_first_request_from_the_snippets_then_usage_at_a_glance(
     expect(page.get_by_test_id("chart-key-requests").locator(".bar-value")).to_have_text("3")
     check(visitor, "usage with three requests")
 
-    page.get_by_test_id("nav-app").click()
+    go_to(page, "app")
     expect(page.get_by_test_id("first-request")).to_have_count(0)
     expect(page.get_by_test_id("month-requests")).to_have_text("3")
 
