@@ -17,7 +17,8 @@ from jsonrpcclient import Error, Ok, notification, parse, request
 
 from agent_server.clock import ManualClock
 from agent_server.gateway import repository
-from agent_server.gateway.usage_report import report
+from agent_server.gateway.usage_range import UsagePeriod
+from agent_server.gateway.usage_report import usage_report
 from agent_server.internal_rpc.signing import signature_header
 from agent_server.settings import Settings
 from http_facade.app import create_app
@@ -147,8 +148,7 @@ async def test_usage_is_reported_as_gateway_rows(
     answers = parse((await ops.post(batch)).json())
     assert all(isinstance(a, Ok) and a.result["key_id"] == key_id for a in answers), answers
     gateway = bridge_app.state.gateway
-    await gateway.usage.flush()
-    rows = await report(gateway.db, tenant_id, "EUR")
+    rows = (await usage_report(gateway, tenant_id, UsagePeriod(None, None)))["data"]
     assert [(r["model"], r["requests"], r["prompt_tokens"], r["errors"]) for r in rows] == [
         ("agentgate-mock-small", 2, 240, 1)
     ]

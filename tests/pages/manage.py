@@ -38,10 +38,10 @@ def assert_page(response: httpx.Response, status: int = 200) -> str:
 
 
 def error_message(text: str) -> str:
-    """The message of the page's form error (``partials/error.html``)."""
-    found = re.search(r'data-test="form-error">\s*<p><strong>(.*?)</strong>', text, re.S)
+    """The words of the page's form error: its summary, with the fields' messages it lists."""
+    found = re.search(r'<div class="form-error"[^>]*data-test="form-error"[^>]*>(.*?)</div>', text, re.S)
     assert found, "no form error on the page"
-    return html.unescape(found.group(1))
+    return html.unescape(" ".join(re.sub(r"<[^>]+>", " ", found.group(1)).split()))
 
 
 def notice(text: str) -> str:

@@ -126,7 +126,7 @@ async def test_a_refused_form_shows_the_message_at_its_field_and_keeps_the_input
     assert 'data-test="form-error"' in refused.text
     if field not in ("scopes", "models"):  # a single field is marked; a group names its message
         assert re.search(
-            rf'name="{field}"[^>]*aria-invalid="true" aria-describedby="{field}-error', refused.text
+            rf'id="([\w-]+)" name="{field}"[^>]*aria-invalid="true" aria-describedby="\1-error', refused.text
         )
     if "name" not in fields:
         assert field_value(refused.text, "key-name") == "kept name"
@@ -134,6 +134,7 @@ async def test_a_refused_form_shows_the_message_at_its_field_and_keeps_the_input
         assert ">owner=ada</textarea>" in refused.text
     if "budget_tokens" not in fields:
         assert field_value(refused.text, "key-budget-tokens") == "777"
+    assert f'id="key-{field.replace("_", "-")}-error"' in refused.text  # the message's id: the field's, -error
     assert await list_keys(dash.app.state.gateway.db, person.tenant_id) == []  # nothing half-written
 
 
@@ -181,7 +182,7 @@ async def test_the_key_page_changes_only_what_was_changed(dash: Dash) -> None:
     options = KeyOptions(metadata={"ticket": 4711, "team": "ads"}, expires_at=expires)
     await gateway.key_admin.update(person.tenant_id, key_id, options=options)
     page = (await browser.get(f"/app/keys/{key_id}")).text
-    assert field_value(page, "key-expires") == expires.date().isoformat()
+    assert field_value(page, "key-expires-on") == expires.date().isoformat()
     assert ">ticket=4711\nteam=ads</textarea>" in page
     saved = await post_form(
         browser,

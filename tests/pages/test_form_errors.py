@@ -79,7 +79,7 @@ async def test_sign_in_forgot_and_reset_keep_the_address(dash: Dash) -> None:
 async def test_keys_webhooks_and_playground_keep_their_input(dash: Dash) -> None:
     browser = await dash.signed_in(await dash.person())
     keys = refused(await post_form(browser, "/app/keys", "/app/keys", name="", scopes=["chat", "models"]))
-    assert field_error(keys, "name") == "Fill this in."
+    assert field_error(keys, "name") == "The key's name must not be blank."
     assert re.search(r'value="models" checked', keys) and not re.search(r'value="embeddings" checked', keys)
     hook = refused(await post_form(browser, "/app/webhooks", "/app/webhooks", url="ftp:x",
                                    events=["key.rotated"], description="ops"))  # fmt: skip

@@ -13,6 +13,7 @@ from agent_server.gateway.plans import PlanInfo
 from agent_server.gateway.tables import ApiKey, unix
 from http_facade.pages.dashboard import key_forms
 from http_facade.pages.dashboard.session import APP_PATH
+from http_facade.pages.form_state import FormState
 from http_facade.routes.admin_keys import view
 
 KEYS_PAGE = f"{APP_PATH}/keys"
@@ -43,14 +44,17 @@ def model_choices(request: Request, plan: PlanInfo, chosen: list[str]) -> list[s
 def form_context(
     request: Request, plan: PlanInfo, values: dict[str, Any], error: AgentError | None
 ) -> dict[str, Any]:
-    """What ``partials/key_fields.html`` needs: the values, the choices and the field's message."""
+    """What ``partials/key_fields.html`` needs: the values, the choices, and the ``form`` state that
+    places the refusal's message next to its field (ids ``key-…``)."""
     field = key_forms.field_of(error) if error is not None else None
+    form = FormState(problem=error, prefix="key")
+    if field and error is not None:
+        form.errors[field] = error.message
     return {
         "values": values,
         "scopes": sorted(plan.scopes),
         "model_choices": model_choices(request, plan, values["models"]),
         "periods": key_forms.PERIODS,
         "currency": request.app.state.gateway.models.currency,
-        "field_errors": {field: error.message} if field and error is not None else {},
-        "error": error,
+        "form": form,
     }

@@ -26,7 +26,7 @@ from http_facade.pages.dashboard.route import (
     responses,
     see_other,
 )
-from http_facade.pages.dashboard.session import APP_PATH
+from http_facade.pages.dashboard.session import APP_PATH, current_session
 from http_facade.pages.dashboard.thresholds import ThresholdsForm
 from http_facade.pages.dashboard.webhook_views import (
     WEBHOOKS_PAGE,
@@ -35,6 +35,7 @@ from http_facade.pages.dashboard.webhook_views import (
     list_page,
     webhook_page,
 )
+from http_facade.pages.form_state import FormState, redisplays, sent_form
 from http_facade.routes import admin_webhooks as json_routes
 
 router = dashboard_router()
@@ -45,11 +46,17 @@ class StateForm(DashboardForm):
     enabled: Literal["true", "false"]
 
 
+async def _edit_again(request: Request, form: FormState) -> HTMLResponse:
+    webhook_id = request.path_params["webhook_id"]
+    return await webhook_page(request, await current_session(request), webhook_id, form=form)
+
+
 @router.post(
     f"{HOOK_PAGE}/edit",
     summary="Dashboard: change a webhook's URL, events and description",
     responses=responses(404),
 )
+@redisplays(_edit_again)
 async def edit_webhook(
     request: Request, webhook_id: Id, form: Annotated[WebhookForm, Form()], session: SessionDep
 ) -> Response:
@@ -64,7 +71,9 @@ async def edit_webhook(
             body = json_body(json_routes.WebhookUpdate, **fields)
             await json_routes.update_webhook(webhook_id, body, actor, admin, request)
     except AgentError as err:
-        return await webhook_page(request, session, webhook_id, error=err, form=form)
+        return await webhook_page(
+            request, session, webhook_id, form=FormState.sent(await sent_form(request), err)
+        )
     return see_other(f"{WEBHOOKS_PAGE}/{webhook_id}?done=saved")
 
 

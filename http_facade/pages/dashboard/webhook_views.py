@@ -19,6 +19,7 @@ from http_facade.pages.dashboard.route import DashboardForm, actor_of, page
 from http_facade.pages.dashboard.session import APP_PATH, Session
 from http_facade.pages.dashboard.tenant import tenant_of
 from http_facade.pages.dashboard.thresholds import ThresholdsForm, thresholds_context
+from http_facade.pages.form_state import FormState
 from http_facade.routes import admin_webhooks as json_routes
 
 WEBHOOKS_PAGE = f"{APP_PATH}/webhooks"
@@ -36,8 +37,7 @@ async def list_page(
     request: Request,
     session: Session,
     *,
-    error: AgentError | None = None,
-    form: WebhookForm | None = None,
+    form: FormState | None = None,
     notice: str = "",
     thresholds_error: AgentError | None = None,
     thresholds_form: ThresholdsForm | None = None,
@@ -50,13 +50,12 @@ async def list_page(
     context = {
         "webhooks": listed["data"],
         "event_types": listed["event_types"],
-        "error": error,
-        "form": form,
+        "hook_form": (form or FormState.blank(events=listed["event_types"])).at("webhook"),
         "notice": notice,
         "gate": plan_gate(request, plan, "webhooks"),
         **await thresholds_context(request, session, thresholds_error, thresholds_form),
     }
-    failed = error or thresholds_error
+    failed = (form.problem if form else None) or thresholds_error
     return page(
         request, "webhooks.html", context, session=session, status=failed.http_status if failed else 200
     )
@@ -77,7 +76,7 @@ async def webhook_page(
     *,
     notice: str = "",
     error: AgentError | None = None,
-    form: WebhookForm | None = None,
+    form: FormState | None = None,
     tested: dict[str, Any] | None = None,
 ) -> HTMLResponse:
     """A webhook: its settings (to change; a refused change keeps what was typed), its actions and
@@ -92,8 +91,16 @@ async def webhook_page(
         "event_types": EVENT_TYPES,
         "notice": notice,
         "error": error,
-        "form": form,
+        "hook_form": (form or FormState.blank(**_stored(hook))).at("edit"),
         "tested": tested,
         "gate": plan_gate(request, plan, "webhooks"),
     }
-    return page(request, "webhook.html", context, session=session, status=error.http_status if error else 200)
+    failed = error or (form.problem if form else None)
+    return page(
+        request, "webhook.html", context, session=session, status=failed.http_status if failed else 200
+    )
+
+
+def _stored(hook: dict[str, Any]) -> dict[str, Any]:
+    """A stored webhook as its settings form shows it."""
+    return {"url": hook["url"], "events": hook["events"], "description": hook.get("description") or ""}

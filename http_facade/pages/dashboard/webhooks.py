@@ -27,6 +27,7 @@ from http_facade.pages.dashboard.route import (
     responses,
     see_other,
 )
+from http_facade.pages.dashboard.session import current_session
 from http_facade.pages.dashboard.webhook_views import (
     NOTICES,
     WEBHOOKS_PAGE,
@@ -36,6 +37,7 @@ from http_facade.pages.dashboard.webhook_views import (
     list_page,
     webhook_page,
 )
+from http_facade.pages.form_state import FormState, redisplays, sent_form
 from http_facade.routes import admin_webhooks as json_routes
 
 router = dashboard_router()
@@ -49,11 +51,16 @@ async def webhooks_page(
     return await list_page(request, session, notice=notice or NOTICES.get(done, ""))
 
 
+async def _create_again(request: Request, form: FormState) -> HTMLResponse:
+    return await list_page(request, await current_session(request), form=form)
+
+
 @router.post(
     WEBHOOKS_PAGE,
     summary="Dashboard: register a webhook (its signing secret is shown once, on this answer only)",
     responses=responses(),
 )
+@redisplays(_create_again)
 async def create_webhook(
     request: Request, form: Annotated[WebhookForm, Form()], session: SessionDep
 ) -> HTMLResponse:
@@ -67,7 +74,7 @@ async def create_webhook(
             created = await json_routes.create_webhook(body, actor_of(request, session), admin, request)
             note["target"], note["details"]["events"] = created["id"], created["events"]
     except AgentError as err:
-        return await list_page(request, session, error=err, form=form)
+        return await list_page(request, session, form=FormState.sent(await sent_form(request), err))
     return page(request, "webhook_created.html", {"webhook": created}, session=session)
 
 
