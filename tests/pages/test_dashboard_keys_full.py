@@ -134,7 +134,8 @@ async def test_a_refused_form_shows_the_message_at_its_field_and_keeps_the_input
         assert ">owner=ada</textarea>" in refused.text
     if "budget_tokens" not in fields:
         assert field_value(refused.text, "key-budget-tokens") == "777"
-    assert f'id="key-{field.replace("_", "-")}-error"' in refused.text  # the message's id: the field's, -error
+    message_id = f'id="key-{field.replace("_", "-")}-error"'  # the field's id and -error
+    assert message_id in refused.text
     assert await list_keys(dash.app.state.gateway.db, person.tenant_id) == []  # nothing half-written
 
 
