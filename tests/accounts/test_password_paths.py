@@ -119,3 +119,10 @@ def test_production_refuses_to_start_with_the_demo_password(
         app_settings(
             tmp_path, mode="production", admin_email=ADMIN_EMAIL, admin_password="agentgate-demo-password"
         )
+
+
+def test_the_readme_says_production_refuses_the_demo_password() -> None:
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    assert "agentgate-demo-password" in readme
+    assert "production (`AGENTGATE_MODE=production`) refuses to start with it" in readme
+    assert "no registration or password change accepts it" in readme

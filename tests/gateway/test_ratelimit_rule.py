@@ -4,6 +4,7 @@ time the key's whole allowance is back, ``Retry-After`` the seconds until the ne
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from tests.gateway.conftest import Harness
 
@@ -34,3 +35,21 @@ async def test_reset_is_the_full_allowance_and_retry_after_the_next_request(harn
     assert full_again == math.ceil(clock.now() + 60)  # the bucket was empty again: 3 intervals
     clock.advance(full_again - clock.now())
     assert (await harness.chat(key)).headers["X-RateLimit-Remaining"] == "2"  # full: limit - this one
+
+
+def test_the_documents_describe_the_limiter_that_runs() -> None:
+    """The documents name GCRA and the header rule above; none describes the limiter as a fixed window
+    (security.md compares GCRA with one, in tables and sentences that say so) or says a 429's
+    Retry-After equals the reset."""
+    root = Path(__file__).resolve().parents[2]
+    texts = {
+        path.name: path.read_text() for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    }
+    for name, text in texts.items():
+        flat = " ".join(text.split()).lower()
+        if name != "security.md":
+            assert "fixed window" not in flat.replace("not a fixed window", ""), name
+        assert "retry-after equals" not in flat and "retry-after is the reset" not in flat, name
+    assert (
+        "GCRA" in texts["gateway.md"] and "GCRA" in texts["security.md"] and "GCRA" in texts["public-api.md"]
+    )
