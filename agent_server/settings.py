@@ -66,7 +66,7 @@ class Settings(BaseSettings):
         description="How long a process trusts a cached key; bounds revocation lag.",
     )
     rate_limit_window_seconds: float = Field(
-        default=60.0, gt=0, description="Period of the per-key plan limits (GCRA: the limit per this many seconds; plans say per minute)."
+        default=60.0, gt=0, description="Period of the per-key plan limits (GCRA; plans say per minute)."
     )
     negotiated_rate_limit: int = Field(
         default=6000, ge=1, description="Per-key limit of a negotiated plan whose tenant has no override."

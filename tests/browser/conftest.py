@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, expect, sync_playwright
 
 from agent_server.settings import Settings
 from tests.accounts.smtp import SmtpServer
@@ -21,6 +21,10 @@ from tests.browser.first_hour import open_at, quickstart  # noqa: F401  (fixture
 from tests.browser.harness import ARTIFACTS, Visitor
 from tests.browser.live import ThreadedServer, app_server
 from tests.conftest import require_service
+
+# An expectation passes as soon as it holds; the bound only ends a test that hangs, and a loaded
+# machine may serve a page slower than Playwright's 5 s default.
+expect.set_options(timeout=30_000)
 
 OpenVisitor = Callable[..., Visitor]
 

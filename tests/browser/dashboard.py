@@ -86,5 +86,6 @@ def go_to(where: Visitor | Page, entry: str) -> None:
 def open_menu(page: Page) -> None:
     """Opens the dashboard's navigation where it is a menu (narrow screens); wide, it is always shown."""
     menu = page.locator("details.dash-menu")
+    page.wait_for_load_state("load")  # the style sheet decides whether the menu button shows
     if page.get_by_test_id("dash-menu").is_visible() and menu.get_attribute("open") is None:
         page.get_by_test_id("dash-menu").click()

@@ -62,6 +62,9 @@ class Visitor:
         self.context = browser.new_context(
             viewport={"width": WIDTH, "height": HEIGHT}, base_url=self.origin, **context_options
         )
+        # Waits end when the page is ready; the bound only stops a test that hangs (a loaded machine
+        # may take longer than Playwright's 30 s default to serve a page).
+        self.context.set_default_timeout(90_000)
         self.context.route("**/*", self._only_the_service)
         self.context.on("console", self._on_console)
         self.context.on("request", self._on_request)

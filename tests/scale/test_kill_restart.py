@@ -102,7 +102,13 @@ async def test_every_acknowledged_write_survives_kill_9_and_restart(deployment: 
     key_record, api_key = await provision.create_key(deployment.settings, tenant.id, "kill", ["chat"])
     acked, stop = Acked(), asyncio.Event()
     load = asyncio.create_task(writes(victim, admin, api_key, acked, stop))
-    await asyncio.sleep(1.5)
+    # Kill once every kind of write has been acknowledged (a loaded machine takes longer to get there),
+    # then a moment later, so writes are in flight.
+    for _ in range(600):
+        if acked.keys and acked.jobs and acked.chats and acked.completions:
+            break
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.5)
     victim.kill()  # SIGKILL in the middle of the writes
     await asyncio.sleep(0.3)
     stop.set()
