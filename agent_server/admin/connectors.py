@@ -18,8 +18,8 @@ from sqlalchemy import delete, func, select
 
 from agent_server.admin.crypto import SecretBox, hint
 from agent_server.admin.tables import ConnectorBindingRecord, ConnectorRecord
-from agent_server.clock import Clock
-from agent_server.errors import AgentError, Conflict, NotFound, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AgentError, Conflict, NotFound, ValidationFailed
 from agent_server.gateway.tables import User
 from agent_server.storage.db import Database
 from agent_server.webhooks.repository import iso, new_id, utc

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
 from pydantic_core import PydanticCustomError
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from agent_server.gateway.grants import entry_problem
 
 MAX_NAME = 200

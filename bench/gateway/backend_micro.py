@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import SecretStr
 
-from agent_server.clock import SystemClock
+from agent_server.foundation.clock import SystemClock
 from agent_server.llm.config import RouteEntry, UpstreamConfig
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.router import Router

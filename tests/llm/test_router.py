@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent_server.clock import ManualClock
-from agent_server.errors import ModelNotFound, UpstreamFailed, ValidationFailed
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.errors import ModelNotFound, UpstreamFailed, ValidationFailed
 from agent_server.llm.config import RouteEntry
 from agent_server.llm.mock import MockBackend
 from agent_server.llm.router import Router

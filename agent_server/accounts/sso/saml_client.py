@@ -16,7 +16,7 @@ from saml2.saml import NAMEID_FORMAT_EMAILADDRESS
 
 from agent_server.accounts.sso.saml import SpEndpoints
 from agent_server.accounts.sso.saml_crypto import CONFIG_VALUE, use_signxml
-from agent_server.errors import Conflict
+from agent_server.foundation.errors import Conflict
 
 CLOCK_SKEW_SECONDS = 60  # NotBefore/NotOnOrAfter tolerance for an IdP whose clock is a little off
 

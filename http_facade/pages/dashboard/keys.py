@@ -16,7 +16,7 @@ from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from agent_server.gateway.grants import ModelGrant
 from agent_server.gateway.key_admin import MAX_OVERLAP, is_live
 from agent_server.gateway.key_settings import DEFAULT_SCOPES
