@@ -84,7 +84,8 @@ def _migrate_in_child(settings: Settings) -> bool:
 
 
 def _deployment_ok(settings: Settings, workers: int = 1) -> bool:
-    from agent_server.deployment.checks import DeploymentError, check_deployment
+    from agent_server.deployment.checks import check_deployment
+    from agent_server.foundation.errors import DeploymentError
 
     try:
         check_deployment(settings, workers=workers)

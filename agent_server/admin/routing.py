@@ -17,7 +17,7 @@ from sqlalchemy import update
 from agent_server.capabilities.services import Services
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import Conflict, ValidationFailed
-from agent_server.llm.config import RouteEntry
+from agent_server.foundation.settings_llm import RouteEntry
 from agent_server.llm.router import Router
 from agent_server.llm.routing import RoutingTable, seed_routes
 from agent_server.llm.store import read_table, replace_rows, write_table

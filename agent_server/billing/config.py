@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_server.billing.port import BillingProvider
 from agent_server.capabilities.services import Services
-from agent_server.deployment.checks import DeploymentError
+from agent_server.foundation.errors import DeploymentError
 from agent_server.foundation.settings import Settings
 
 PROVIDER_KEY = "billing.provider"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -12,7 +11,7 @@ from agent_server.foundation.clock import Clock, SystemClock
 from agent_server.foundation.events import EventBus
 from agent_server.foundation.settings import Settings
 from agent_server.foundation.tls import public_ca_context
-from agent_server.knowledge.pack import load_pack
+from agent_server.knowledge.pack import load_pack, shipped_content_dir
 from agent_server.knowledge.search import Knowledge
 from agent_server.knowledge.weather import OpenMeteoWeather, SandboxWeather, WeatherProvider
 from agent_server.llm.mock import MockBackend
@@ -37,12 +36,6 @@ class Services:
     events: EventBus = field(default_factory=EventBus)
     # Later layers (gateway, jobs, webhooks) hang their own objects here by name.
     extras: dict[str, Any] = field(default_factory=dict)
-
-
-def shipped_content_dir() -> Path:
-    import resources
-
-    return Path(resources.__file__).parent / "content"
 
 
 def build_services(settings: Settings, clock: Clock | None = None) -> Services:

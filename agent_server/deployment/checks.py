@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 
+from agent_server.foundation.errors import DeploymentError
 from agent_server.foundation.settings import Settings
 
 log = logging.getLogger("agentgate.deployment")
@@ -22,10 +23,6 @@ SHARED_SECRETS = {
     "chat_token_secret": "AGENTGATE_CHAT_TOKEN_SECRET",
     "encryption_key": "AGENTGATE_ENCRYPTION_KEY",
 }
-
-
-class DeploymentError(RuntimeError):
-    """The configuration cannot run safely as asked; the message says what to set."""
 
 
 def missing_shared_secrets(settings: Settings) -> list[str]:

@@ -26,6 +26,8 @@
 The public-site envelope (spec 7.2) shows ``type`` and ``code`` upper-cased; the gateway
 envelope (spec 7.1) shows ``gateway_type`` and ``code`` as is; MCP shows ``jsonrpc_code``
 for protocol errors and an ``isError`` result for tool failures.
+
+Outside the tree, ``DeploymentError`` stops a process at start; no surface presents it.
 """
 
 from __future__ import annotations
@@ -197,6 +199,13 @@ class UpstreamFailed(AgentError):
 
 class Unavailable(AgentError):
     http_status, type, gateway_type, default_code = 503, "server_error", "server_error", "service_unavailable"
+
+
+class DeploymentError(RuntimeError):
+    """The configuration cannot run safely as asked; the message says what to set.
+
+    Raised at start by the deployment checks (agent_server/deployment/checks.py) and by the features'
+    own configuration checks they call (mail, billing), so it lives below all of them."""
 
 
 class TimedOut(AgentError):

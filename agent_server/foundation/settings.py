@@ -9,8 +9,8 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_valid
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from agent_server.foundation.data_dir import default_data_dir
-from agent_server.internal_rpc.keys import InternalRpcKey
-from agent_server.llm.config import RouteEntry, UpstreamConfig
+from agent_server.foundation.settings_llm import RouteEntry, UpstreamConfig
+from agent_server.foundation.settings_rpc import InternalRpcKey
 
 Mode = Literal["sandbox", "production"]
 # The admin password `make run` supplies when none is set: published in the README, so anyone can try

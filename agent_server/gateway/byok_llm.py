@@ -15,11 +15,11 @@ from pydantic import SecretStr
 
 from agent_server.foundation.errors import Unavailable
 from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.byok import ProviderCredential, missing
 from agent_server.gateway.model_table import ModelTable
 from agent_server.llm.anthropic_native import upstream_class
-from agent_server.llm.config import UpstreamConfig
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.types import LLMBackend
 

@@ -6,13 +6,23 @@ overrides it file by file. A malformed file stops the start with a message namin
 
 from __future__ import annotations
 
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agent_server.gateway.grants import entry_problem, is_pattern
+from agent_server.llm.grants import entry_problem, is_pattern
+
+
+def shipped_content_dir() -> Path:
+    """``resources/content``, found without importing ``resources``: its code registers capabilities
+    and stands layers above this one; only its data folder is read here."""
+    spec = find_spec("resources")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the resources package (the shipped content) is not installed")
+    return Path(spec.origin).parent / "content"
 
 
 class Strict(BaseModel):

@@ -22,8 +22,8 @@ from pydantic import SecretStr
 from pydantic_core import from_json
 
 from agent_server.foundation.errors import TimedOut, UpstreamFailed
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.llm.anthropic_translate import MESSAGES, prompt_tokens
-from agent_server.llm.config import UpstreamConfig
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.sse import Event, upstream_error
 from agent_server.llm.tokens import count_tokens

@@ -30,8 +30,8 @@ from pydantic_core import from_json, to_json
 
 from agent_server.foundation.errors import AgentError, TimedOut, Unavailable, UpstreamFailed, ValidationFailed
 from agent_server.foundation.request_context import REQUEST_ID
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.llm.adapter import chat_call, completion_of, typed_deltas
-from agent_server.llm.config import UpstreamConfig
 from agent_server.llm.dialects import DIALECTS
 from agent_server.llm.sse import EventReader, RelayState, StreamState, upstream_error
 from agent_server.llm.tokens import estimate

@@ -21,8 +21,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import ModelNotFound, TimedOut, Unavailable, UpstreamFailed
 from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import MOCK_BACKEND, RouteEntry
 from agent_server.llm.anthropic_native import upstream_class
-from agent_server.llm.config import MOCK_BACKEND, RouteEntry
 from agent_server.llm.messages_bridge import relay_for
 from agent_server.llm.mock import MockBackend
 from agent_server.llm.routing import RoutingTable, seed_routes

@@ -16,7 +16,7 @@ from email import errors, policy
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from agent_server.deployment.checks import DeploymentError
+from agent_server.foundation.errors import DeploymentError
 from agent_server.foundation.settings import Settings
 
 SETTING = "AGENTGATE_SMTP_URL"

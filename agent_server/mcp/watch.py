@@ -23,8 +23,8 @@ from mcp.shared.subscriptions import ResourceUpdated
 
 from agent_server.capabilities.context import ToolContext
 from agent_server.capabilities.registry import Registry
-from agent_server.capabilities.services import Services, shipped_content_dir
-from agent_server.knowledge.pack import ContentError
+from agent_server.capabilities.services import Services
+from agent_server.knowledge.pack import ContentError, shipped_content_dir
 from agent_server.storage.kv import KVUnavailable
 
 log = logging.getLogger("agentgate.mcp")

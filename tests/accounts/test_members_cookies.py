@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from agent_server.deployment.checks import DeploymentError
+from agent_server.foundation.errors import DeploymentError
 from agent_server.foundation.settings import Settings
 from agent_server.gateway.tokens import signing_secret
 from http_facade.app import create_app

@@ -6,8 +6,7 @@ import threading
 
 import pytest
 
-from agent_server.capabilities.services import shipped_content_dir
-from agent_server.knowledge.pack import load_pack
+from agent_server.knowledge.pack import load_pack, shipped_content_dir
 from agent_server.knowledge.search import Knowledge, Passage, _Index
 
 

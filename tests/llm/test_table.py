@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from agent_server.capabilities.services import build_services, close_services
 from agent_server.foundation.clock import ManualClock
 from agent_server.foundation.settings import Settings
-from agent_server.llm.config import RouteEntry
+from agent_server.foundation.settings_llm import RouteEntry
 from agent_server.llm.router import Router, build_router
 from agent_server.llm.store import read_table, write_table
 from agent_server.llm.tables import LLMRoutingState

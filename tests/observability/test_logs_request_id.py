@@ -17,8 +17,8 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 
 from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.gateway import provision
-from agent_server.llm.config import UpstreamConfig
 from agent_server.observability.logging_setup import (
     ACCESS_LOGGER,
     JsonFormatter,

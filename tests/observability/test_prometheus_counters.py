@@ -19,8 +19,8 @@ from agent_server.admin.wiring import admin_services
 from agent_server.foundation.clock import ManualClock
 from agent_server.foundation.events import KeyRotated
 from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.gateway import provision
-from agent_server.llm.config import UpstreamConfig
 from agent_server.mail.outbox import Mail
 from agent_server.storage.migrate import upgrade
 from http_facade.app import create_app

@@ -12,9 +12,9 @@ import pytest
 import yaml
 from fastapi import FastAPI
 
-from agent_server.capabilities.services import shipped_content_dir
 from agent_server.foundation.clock import ManualClock
 from agent_server.foundation.settings import Settings
+from agent_server.knowledge.pack import shipped_content_dir
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 from tests.site.conftest import assert_envelope, site_of, wait_for_job

@@ -19,7 +19,7 @@ import pytest
 from fastapi import FastAPI
 
 from agent_server.foundation.settings import Settings
-from agent_server.llm.config import UpstreamConfig
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.llm.health import EXTRAS_KEY, UpstreamHealth
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
