@@ -16,15 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from agent_server.llm.grants import entry_problem, is_pattern
 
 
-def shipped_content_dir() -> Path:
-    """``resources/content``, found without importing ``resources``: its code registers capabilities
-    and stands layers above this one; only its data folder is read here."""
-    spec = find_spec("resources")
-    if spec is None or spec.origin is None:
-        raise RuntimeError("the resources package (the shipped content) is not installed")
-    return Path(spec.origin).parent / "content"
-
-
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -278,6 +269,15 @@ def _where(key: str | None, loc: tuple[Any, ...]) -> str:
     for part in loc:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
     return text or "(document)"
+
+
+def shipped_content_dir() -> Path:
+    """``resources/content``, found without importing ``resources``: its code registers capabilities
+    and stands layers above this one; only its data folder is read here."""
+    spec = find_spec("resources")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the resources package (the shipped content) is not installed")
+    return Path(spec.origin).parent / "content"
 
 
 def load_pack(shipped: Path, override: Path | None = None) -> ContentPack:
