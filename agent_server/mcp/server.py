@@ -3,7 +3,7 @@
 The SDK speaks the protocol (JSON-RPC, negotiation, transports); the registry answers. Every
 ``tools/call`` goes through ``Registry.invoke``, the same path as ``/api/tools/call``. Two low-level
 servers share these handlers: the stateless one (``_lowlevel_server``, the default) and the one of
-stateful sessions (``mcp_sessions.py``), which adds what needs a session; each declares exactly the
+stateful sessions (``sessions.py``), which adds what needs a session; each declares exactly the
 capabilities it serves.
 """
 

@@ -1,5 +1,5 @@
 """The sandbox provider's checkouts: sessions shown on our own confirmation page, completed with a
-sandbox test card (sandbox_billing.py), each step sending the events the real provider would."""
+sandbox test card (billing.py), each step sending the events the real provider would."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The sandbox payment provider: in-process, deterministic, no network, no charges (``make run``).
 
-Its objects live in the database (sandbox_store.py) with ``…_sbx_`` ids. A checkout's hosted page is
+Its objects live in the database (store.py) with ``…_sbx_`` ids. A checkout's hosted page is
 ours: ``GET /<segment>/sandbox/checkout/<ref>`` shows what is bought and ``POST`` confirms (with one
-of the test cards of sandbox_billing.py) or cancels; confirming sends the signed events the real
-provider would (sandbox_events.py). Subscriptions renew when ``advance`` finds their period over.
+of the test cards of billing.py) or cancels; confirming sends the signed events the real
+provider would (events.py). Subscriptions renew when ``advance`` finds their period over.
 """
 
 from __future__ import annotations
