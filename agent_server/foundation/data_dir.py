@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 # The folder holding agent_server/: a source checkout when pyproject.toml sits beside it.
-_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def default_data_dir() -> Path:
