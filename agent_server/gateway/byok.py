@@ -18,9 +18,9 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from agent_server.admin.crypto import SecretBox, hint
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AgentError, NotFound, PaymentRequired
+from agent_server.foundation.secret_box import SecretBox, hint
 from agent_server.foundation.settings import Settings
 from agent_server.foundation.timeutil import utc
 from agent_server.gateway import keys

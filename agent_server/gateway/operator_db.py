@@ -19,10 +19,10 @@ from sqlalchemy import inspect, make_url, text
 from sqlalchemy.exc import DBAPIError
 
 from agent_server.admin.audit import AuditLog
-from agent_server.admin.crypto import SecretBox
 from agent_server.foundation.clock import SystemClock
 from agent_server.foundation.errors import Conflict, NotFound, Unavailable
 from agent_server.foundation.events import EventBus
+from agent_server.foundation.secret_box import SecretBox
 from agent_server.foundation.settings import Settings
 from agent_server.gateway.plans import PlanCatalog, seed_plans
 from agent_server.knowledge.pack import load_pack, shipped_content_dir

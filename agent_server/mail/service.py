@@ -11,8 +11,8 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from agent_server.admin.crypto import SecretBox
 from agent_server.foundation.clock import Clock
+from agent_server.foundation.secret_box import SecretBox
 from agent_server.foundation.settings import Settings
 from agent_server.foundation.tasks import stop_tasks
 from agent_server.mail.config import ehlo_name, parse_smtp_url, sender_address

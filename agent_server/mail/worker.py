@@ -20,9 +20,9 @@ from email.message import EmailMessage
 
 from sqlalchemy import or_, select, update
 
-from agent_server.admin.crypto import SecretBox
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AgentError
+from agent_server.foundation.secret_box import SecretBox
 from agent_server.foundation.timeutil import utc
 from agent_server.mail.message import compose
 from agent_server.mail.tables import MAIL_FAILED, MAIL_PENDING, MAIL_SENT, OutboxMail

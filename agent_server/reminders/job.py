@@ -17,8 +17,8 @@ from contextlib import asynccontextmanager
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from agent_server.admin.crypto import SecretBox
 from agent_server.foundation.clock import Clock
+from agent_server.foundation.secret_box import SecretBox
 from agent_server.foundation.tasks import stop_tasks
 from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import ApiKey, Tenant, User
