@@ -24,7 +24,7 @@ ROOT = Path(os.environ.get("AGENTGATE_LAYERS_ROOT") or Path(__file__).resolve().
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("agent_server.foundation",)),
     ("storage, observability", ("agent_server.storage", "agent_server.observability")),
-    ("llm", ("agent_server.llm",)),
+    ("outbound", ("agent_server.llm", "agent_server.mail")),
     ("policies, knowledge", ("agent_server.policies", "agent_server.knowledge")),
     ("capabilities", ("agent_server.capabilities",)),
     ("runners", ("agent_server.jobs", "agent_server.mcp")),
@@ -36,7 +36,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "agent_server.billing",
             "agent_server.gateway",
             "agent_server.internal_rpc",
-            "agent_server.mail",
             "agent_server.reminders",
             "agent_server.site",
             "agent_server.webhooks",

@@ -20,10 +20,10 @@ from agent_server.accounts.sso.enforcement import is_enforced
 from agent_server.accounts.tables import EmailToken
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import NotFound, ValidationFailed
+from agent_server.foundation.ids import new_id
 from agent_server.foundation.settings import Settings
 from agent_server.foundation.timeutil import utc
 from agent_server.gateway import repository as repo
-from agent_server.gateway.keys import new_id
 from agent_server.gateway.passwords import verify_password
 from agent_server.gateway.service import Gateway
 from agent_server.gateway.tables import Tenant, User

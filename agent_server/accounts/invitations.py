@@ -30,10 +30,10 @@ from agent_server.accounts.sso.provision import domain_of, tenant_for_domain
 from agent_server.accounts.tables import Invitation
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AgentError, Conflict, NotFound, PermissionDenied, ValidationFailed
+from agent_server.foundation.ids import new_id
 from agent_server.foundation.settings import Settings
 from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway import repository as repo
-from agent_server.gateway.keys import new_id
 from agent_server.gateway.plans import PlanCatalog
 from agent_server.gateway.tables import Tenant, User
 from agent_server.gateway.tokens import AdminClaims

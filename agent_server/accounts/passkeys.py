@@ -48,9 +48,9 @@ from agent_server.accounts.passkey_relying_party import RelyingParty
 from agent_server.accounts.passkey_tables import MAX_CREDENTIAL_ID_CHARS, MAX_NAME_CHARS, PasskeyCredential
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AuthFailed, Conflict, NotFound, ValidationFailed
+from agent_server.foundation.ids import new_id
 from agent_server.foundation.settings import Settings
 from agent_server.foundation.timeutil import utc
-from agent_server.gateway.keys import new_id
 from agent_server.gateway.tables import User
 from agent_server.gateway.tokens import bearer_challenge
 from agent_server.mail.outbox import Mail, enqueue

@@ -25,10 +25,10 @@ from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.tables import Registration
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import Conflict, ValidationFailed
+from agent_server.foundation.ids import new_id
 from agent_server.foundation.settings import Settings
 from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway import repository as repo
-from agent_server.gateway.keys import new_id
 from agent_server.gateway.passwords import hash_password
 from agent_server.gateway.tables import PlanRecord, Tenant, User
 from agent_server.mail.outbox import Mail, enqueue

@@ -20,10 +20,10 @@ from sqlalchemy.exc import IntegrityError
 
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AgentError, NotFound, PaymentRequired
+from agent_server.foundation.ids import new_id
 from agent_server.foundation.secret_box import SecretBox, hint
 from agent_server.foundation.settings import Settings
 from agent_server.foundation.timeutil import utc
-from agent_server.gateway import keys
 from agent_server.gateway.tables import ProviderKey, unix
 from agent_server.storage.db import Database
 
@@ -89,7 +89,7 @@ class ByokVault:
                     record = await _find(session, tenant_id, provider)
                     if record is None:
                         record = ProviderKey(
-                            id=keys.new_id("byok_"),
+                            id=new_id("byok_"),
                             tenant_id=tenant_id,
                             provider=provider,
                             secret_encrypted=encrypted,

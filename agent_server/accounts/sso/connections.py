@@ -20,9 +20,9 @@ from agent_server.accounts.sso.outbound import ProviderUnreachable
 from agent_server.accounts.tables import SsoConnection
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import Conflict, NotFound, ValidationFailed
+from agent_server.foundation.ids import new_id
 from agent_server.foundation.secret_box import SecretBox
 from agent_server.foundation.timeutil import iso, utc
-from agent_server.gateway.keys import new_id
 from agent_server.storage.db import Database
 
 ASSIGNABLE_PERMISSIONS = frozenset({"tenant:admin"})  # never platform:admin: a tenant cannot grant it

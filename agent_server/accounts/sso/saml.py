@@ -27,8 +27,8 @@ from agent_server.accounts.sso.provision import DEFAULT_PERMISSIONS, connection,
 from agent_server.accounts.sso.saml_endpoints import SpEndpoints
 from agent_server.accounts.tables import SsoConnection
 from agent_server.foundation.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from agent_server.foundation.ids import new_id
 from agent_server.foundation.timeutil import iso, utc
-from agent_server.gateway.keys import new_id
 from agent_server.gateway.tables import Tenant, User
 from agent_server.policies.ratelimit import Policy
 
