@@ -13,20 +13,27 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from agent_server.errors import PlanLimitExceeded, ValidationFailed
-from agent_server.events import KeyRotated
+from agent_server.foundation.errors import PlanLimitExceeded, ValidationFailed
+from agent_server.foundation.events import KeyRotated
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway import repository as repo
 from agent_server.gateway.budgets import budget_of, period_bounds
 from agent_server.gateway.key_settings import DEFAULT_SCOPES, KeyOptions, key_name
 from agent_server.gateway.plans import PlanInfo, check_scopes
 from agent_server.gateway.spend import Spend, minor, spend_per_key
 from agent_server.gateway.tables import ApiKey, unix
-from agent_server.timeutil import iso, utc
 
 if TYPE_CHECKING:
-    from agent_server.gateway.service import Gateway
+    from agent_server.capabilities.services import Services
+    from agent_server.foundation.clock import Clock
+    from agent_server.gateway.auth import KeyAuthenticator
+    from agent_server.gateway.budgets import BudgetLedger
+    from agent_server.gateway.model_table import ModelTable
+    from agent_server.gateway.plans import PlanCatalog
+    from agent_server.gateway.usage import UsageWriter
+    from agent_server.storage.db import Database
 
 log = logging.getLogger("agentgate.gateway")
 
@@ -56,8 +63,23 @@ def key_limit_refusal(plan: PlanInfo, plans: Sequence[PlanInfo], live: int) -> P
     )
 
 
+class KeyHolder(Protocol):
+    """What key administration uses of the ``Gateway`` that holds it (named here, not imported: the
+    gateway imports this module)."""
+
+    services: Services
+    db: Database
+    clock: Clock
+    environment: str
+    catalog: PlanCatalog
+    models: ModelTable
+    keys: KeyAuthenticator
+    budgets: BudgetLedger
+    usage: UsageWriter
+
+
 class KeyAdmin:
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: KeyHolder) -> None:
         self._gateway = gateway
 
     async def _tenant_plan(self, tenant_id: str) -> tuple[str, PlanInfo]:

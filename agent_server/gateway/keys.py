@@ -19,10 +19,11 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-import string
 import zlib
 
-ALPHABET = string.digits + string.ascii_uppercase + string.ascii_lowercase
+from agent_server.foundation.ids import BASE62
+
+ALPHABET = BASE62
 PREFIXES = {"sk_test_": "test", "sk_live_": "live"}
 PREFIX_OF = {environment: prefix for prefix, environment in PREFIXES.items()}
 ALIAS_PREFIX = "sk-agentgate-"
@@ -72,8 +73,3 @@ def parse(raw: str) -> tuple[str | None, str] | None:
 
 def digest(body: str) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
-
-
-def new_id(prefix: str, length: int = 16) -> str:
-    """Public identifiers such as ``key_…``, ``ten_…``, ``usr_…``."""
-    return prefix + "".join(secrets.choice(ALPHABET) for _ in range(length))

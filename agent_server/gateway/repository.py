@@ -19,11 +19,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.accounts import roles
-from agent_server.errors import Conflict, NotFound, ValidationFailed
+from agent_server.foundation.errors import Conflict, NotFound, ValidationFailed
+from agent_server.foundation.ids import new_id
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway import keys
 from agent_server.gateway.tables import ApiKey, PlanRecord, ProviderKey, Tenant, User, unix
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 # Called with the tenant's count of live keys while no other key of the tenant can be added; raises
 # to refuse one more (the plan's limit, key_admin.py).
@@ -128,7 +129,7 @@ async def create_tenant(
 def new_tenant(now: float, name: str, plan: PlanRecord, rate_limit: int | None = None) -> Tenant:
     created = utc(now)
     return Tenant(
-        id=keys.new_id("ten_"),
+        id=new_id("ten_"),
         name=name,
         plan_id=plan.id,
         rate_limit_per_minute=rate_limit,
@@ -162,7 +163,7 @@ def new_user(
     """Without ``role``, ``tenant:admin`` among the permissions makes an admin (as before roles)."""
     role = role if role is not None else roles.role_from_permissions(permissions)
     return User(
-        id=keys.new_id("usr_"),
+        id=new_id("usr_"),
         tenant_id=tenant_id,
         email=email.strip().lower(),
         password_hash=password_hash,
@@ -202,7 +203,7 @@ def new_key(
     ``settings``: optional ``api_keys`` columns (``KeyOptions.columns``)."""
     full, body = keys.generate(environment)
     record = ApiKey(
-        id=keys.new_id("key_"),
+        id=new_id("key_"),
         tenant_id=tenant_id,
         name=name,
         scopes=sorted(set(scopes)),

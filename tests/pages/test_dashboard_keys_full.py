@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy import select
 
 from agent_server.admin.tables import AuditRecord
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.key_settings import KeyOptions
 from agent_server.gateway.repository import find_key, list_keys
-from agent_server.settings import Settings
 from tests.gateway.conftest import MODEL
 from tests.pages.dashboard import Dash, Person, dashboard_world, post_form
 from tests.pages.test_dashboard_keys import chat, key_id_of, secret_of

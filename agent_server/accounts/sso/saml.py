@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
@@ -25,12 +24,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from agent_server.accounts.sso.connections import ASSIGNABLE_PERMISSIONS
 from agent_server.accounts.sso.enforcement import keep_enforceable, require_sso_plan
 from agent_server.accounts.sso.provision import DEFAULT_PERMISSIONS, connection, provision
+from agent_server.accounts.sso.saml_endpoints import SpEndpoints
 from agent_server.accounts.tables import SsoConnection
-from agent_server.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
-from agent_server.gateway.keys import new_id
+from agent_server.foundation.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from agent_server.foundation.ids import new_id
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway.tables import Tenant, User
-from agent_server.ratelimit import Policy
-from agent_server.timeutil import iso, utc
+from agent_server.policies.ratelimit import Policy
 
 if TYPE_CHECKING:
     from agent_server.accounts.service import Accounts
@@ -41,23 +41,6 @@ RELAY_STATE_MAX = 80  # bytes, SAML bindings 3.4.3 and 3.5.3
 # store (and the signature checks at the ACS). Generous, since a whole office may share one address.
 STARTS_PER_IP = Policy("saml-start-ip", 300, 600)
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class SpEndpoints:
-    """Our service provider for one tenant: what its IdP is told about us."""
-
-    entity_id: str
-    acs_url: str
-
-    @classmethod
-    def of(cls, public_base_url: str, tenant_id: str) -> SpEndpoints:
-        base = f"{public_base_url.rstrip('/')}/sso/saml/{tenant_id}"
-        return cls(entity_id=f"{base}/metadata", acs_url=f"{base}/acs")
-
-    def view(self) -> dict[str, str]:
-        # The entity id is also where our metadata is served.
-        return {"entity_id": self.entity_id, "acs_url": self.acs_url, "metadata_url": self.entity_id}
 
 
 async def _blocking(call: Callable[..., T], *args: Any) -> T:

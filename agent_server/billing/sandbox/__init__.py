@@ -1,0 +1,1 @@
+"""The sandbox payment provider: the billing port kept in the database, with its own checkout."""

@@ -1,0 +1,1 @@
+"""Start-up checks of a deployment's shape."""

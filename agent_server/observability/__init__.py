@@ -1,0 +1,1 @@
+"""Observability: request metrics, counts shared between workers, Prometheus, traces and logs."""

@@ -1,0 +1,1 @@
+"""Request policies every surface applies: API versions, rate limits, idempotency and retry guidance."""

@@ -1,0 +1,1 @@
+"""Tests of the start-up checks of a deployment."""

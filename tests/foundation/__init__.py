@@ -1,0 +1,1 @@
+"""Tests of the foundation: settings and their reference."""

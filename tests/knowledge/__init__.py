@@ -1,0 +1,1 @@
+"""Tests of the content pack, its search and the answers made from it."""

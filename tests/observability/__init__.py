@@ -1,0 +1,1 @@
+"""Tests of metrics, Prometheus, traces and logs."""

@@ -1,0 +1,1 @@
+"""Tests of the database, the KV store and the migrations."""
