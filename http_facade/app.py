@@ -14,6 +14,7 @@ from agent_server.accounts.service import Accounts
 from agent_server.billing.wiring import build_billing
 from agent_server.clock import Clock
 from agent_server.deployment import check_deployment
+from agent_server.files.service import files_for
 from agent_server.gateway.response_cache import ResponseCache
 from agent_server.gateway.service import Gateway
 from agent_server.mcp import build_mcp_server
@@ -33,6 +34,7 @@ from http_facade.routes import (
     gateway_cached,
     gateway_completions,
     gateway_embeddings,
+    gateway_files,
     gateway_messages,
     gateway_responses,
     gateway_v1,
@@ -127,6 +129,7 @@ def create_app(
     app.state.services = services
     app.state.registry = registry
     app.state.gateway = gateway
+    app.state.files = files_for(services)  # /v1/files and the batches' input and output
     app.state.accounts = accounts
     app.state.reminders = reminders
     app.state.site = site
@@ -152,6 +155,7 @@ def create_app(
     embeddings = gateway_cached if cached else gateway_embeddings
     for relayed in (gateway_completions, embeddings, gateway_responses, gateway_messages, gateway_v2):
         app.include_router(relayed.router)
+    app.include_router(gateway_files.router)  # /v1/files (docs/batches.md)
     # Also with a trailing slash: a client that appends one gets the same answer, not a 307.
     # DELETE ends a session: without sessions there is none to end, and the route answers 405.
     methods = ["GET", "HEAD", "POST", *(["DELETE"] if settings.mcp_sessions else [])]
