@@ -11,6 +11,7 @@ import anyio
 from fastapi import FastAPI
 
 from agent_server.accounts.service import Accounts
+from agent_server.batches.wiring import build_batches
 from agent_server.billing.wiring import build_billing
 from agent_server.clock import Clock
 from agent_server.deployment import check_deployment
@@ -31,6 +32,7 @@ from http_facade.pages.routers import install_pages
 from http_facade.routes import (
     admin_keys,
     agent_auth,
+    gateway_batches,
     gateway_cached,
     gateway_completions,
     gateway_embeddings,
@@ -129,7 +131,9 @@ def create_app(
     app.state.services = services
     app.state.registry = registry
     app.state.gateway = gateway
-    app.state.files = files_for(services)  # /v1/files and the batches' input and output
+    app.state.files = files = files_for(services)  # /v1/files and the batches' input and output
+    app.state.batches = build_batches(gateway, files, site.jobs)  # lines run by the job workers
+    site.housekeeping.append(files.purge)  # files past their retention
     app.state.accounts = accounts
     app.state.reminders = reminders
     app.state.site = site
@@ -155,7 +159,8 @@ def create_app(
     embeddings = gateway_cached if cached else gateway_embeddings
     for relayed in (gateway_completions, embeddings, gateway_responses, gateway_messages, gateway_v2):
         app.include_router(relayed.router)
-    app.include_router(gateway_files.router)  # /v1/files (docs/batches.md)
+    app.include_router(gateway_files.router)  # /v1/files and /v1/batches (docs/batches.md)
+    app.include_router(gateway_batches.router)
     # Also with a trailing slash: a client that appends one gets the same answer, not a 307.
     # DELETE ends a session: without sessions there is none to end, and the route answers 405.
     methods = ["GET", "HEAD", "POST", *(["DELETE"] if settings.mcp_sessions else [])]

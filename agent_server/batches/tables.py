@@ -13,6 +13,12 @@ from typing import Any
 from sqlalchemy import JSON, Column
 from sqlmodel import Field, SQLModel
 
+VALIDATING, IN_PROGRESS, FINALIZING = "validating", "in_progress", "finalizing"
+COMPLETED, FAILED, EXPIRED = "completed", "failed", "expired"
+CANCELLING, CANCELLED = "cancelling", "cancelled"
+RUNNING = (VALIDATING, IN_PROGRESS)  # lines may still start
+FINAL = (COMPLETED, FAILED, EXPIRED, CANCELLED)
+
 
 class BatchRecord(SQLModel, table=True):
     __tablename__ = "batches"

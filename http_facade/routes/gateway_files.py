@@ -39,27 +39,30 @@ UPLOAD_BODY = {
 
 
 class FileCall:
-    """One admitted files request: its usage row is written whatever the outcome."""
+    """One admitted files or batches request: its usage row is written whatever the outcome."""
 
-    def __init__(self, request: Request, caller: Caller) -> None:
+    def __init__(self, request: Request, caller: Caller, usage: str) -> None:
         self.gateway: Gateway = request.app.state.gateway
         self.files: Files = request.app.state.files
-        self.caller = caller
+        self.caller, self.usage = caller, usage
 
     async def answer(self, body: dict[str, Any], status: int = 200) -> Response:
-        await self.gateway.record(self.caller, "files", "", status, "gateway")
+        await self.gateway.record(self.caller, self.usage, "", status, "gateway")
         return JSONResponse(body, status_code=status, headers=self.caller.headers)
 
     async def refuse(self, err: AgentError) -> AgentError:
         err.headers.update(self.caller.headers)
-        await self.gateway.record(self.caller, "files", "", err.http_status, "gateway", error_code=err.code)
+        await self.gateway.record(
+            self.caller, self.usage, "", err.http_status, "gateway", error_code=err.code
+        )
         return err
 
 
-async def admitted(request: Request) -> FileCall:
+async def admitted(request: Request, usage: str = "files") -> FileCall:
+    """The ``files`` scope (and the plan's files feature) admits both /v1/files and /v1/batches."""
     gateway: Gateway = request.app.state.gateway
     caller = await gateway.admit(api_key_of(request), "files")
-    call = FileCall(request, caller)
+    call = FileCall(request, caller, usage)
     try:
         gateway.catalog.check_feature(caller.principal.plan, "files")
     except AgentError as err:
@@ -135,7 +138,7 @@ async def file_content(request: Request, file_id: str) -> Response:
         record = await call.files.get(call.caller.principal.tenant_id, file_id)
     except AgentError as err:
         raise await call.refuse(err) from None
-    await call.gateway.record(call.caller, "files", "", 200, "gateway")
+    await call.gateway.record(call.caller, call.usage, "", 200, "gateway")
     headers = {**call.caller.headers, "Content-Length": str(record.bytes)}
     media = "application/jsonl" if record.filename.endswith(".jsonl") else "application/octet-stream"
     return StreamingResponse(call.files.read(record), media_type=media, headers=headers)
