@@ -15,6 +15,7 @@ from agent_server.batches.events import BatchCompleted, BatchFailed
 from agent_server.batches.lines import line_token
 from agent_server.batches.store import BatchStore
 from agent_server.batches.tables import CANCELLED, COMPLETED, EXPIRED, BatchRecord, BatchResult
+from agent_server.errors import NotFound
 from agent_server.events import EventBus
 from agent_server.files.jsonl import split_lines
 from agent_server.files.service import OUTPUT_PURPOSE, Files
@@ -28,10 +29,8 @@ class Finisher:
 
     async def finish(self, batch: BatchRecord, sources: tuple[str, ...], final: str, **values: Any) -> bool:
         """Write the files, then sources -> final; the files are dropped when another worker won."""
-        output = errors = None
-        if final != "failed":
-            output = await self._write(batch, self._answered(batch, ok=True), "output")
-            errors = await self._write(batch, self._errors(batch, final), "errors")
+        output = await self._write(batch, self._answered(batch, ok=True), "output")
+        errors = await self._write(batch, self._errors(batch, final), "errors")
         ids = {
             "output_file_id": output.id if output else None,
             "error_file_id": errors.id if errors else None,
@@ -83,9 +82,14 @@ class Finisher:
                 yield line
             return
         # Merge by line number: the answered lines and the input lines that never ran.
+        try:
+            source = await self.files.get(batch.tenant_id, batch.input_file_id)
+        except NotFound:  # deleted meanwhile: the lines that never ran cannot be named
+            async for line in self._answered(batch, ok=False):
+                yield line
+            return
         results = self.store.results(batch.id)
         result = await anext(results, None)
-        source = await self.files.get(batch.tenant_id, batch.input_file_id)
         async for number, raw in split_lines(self.files.read(source), self.max_line):
             while result is not None and result.line < number:
                 result = await anext(results, None)

@@ -32,7 +32,7 @@ from agent_server.batches.tables import (
     VALIDATING,
     BatchRecord,
 )
-from agent_server.errors import AgentError, ValidationFailed, gateway_envelope
+from agent_server.errors import AgentError, NotFound, ValidationFailed, gateway_envelope
 from agent_server.files.jsonl import parse_line, split_lines
 from agent_server.files.service import Files
 from agent_server.gateway.service import Gateway
@@ -63,6 +63,19 @@ class BatchRunner:
 
     async def handle(self, job_input: dict[str, Any]) -> dict[str, Any]:
         batch_id = str(job_input.get("batch_id"))
+        try:
+            return await self._step(batch_id)
+        except NotFound:  # the input file was deleted or expired: the batch cannot go on
+            batch = await self.store.find(batch_id)
+            if batch is not None and batch.status in (VALIDATING, IN_PROGRESS):
+                message = f"The input file {batch.input_file_id} no longer exists."
+                errors = [
+                    {"code": "input_file_missing", "message": message, "param": "input_file_id", "line": None}
+                ]
+                await self.finisher.finish(batch, (batch.status,), FAILED, errors=errors)
+            return {"batch_id": batch_id}
+
+    async def _step(self, batch_id: str) -> dict[str, Any]:
         batch = await self.store.find(batch_id)
         if batch is not None and batch.status == VALIDATING:
             await self._validate(batch)
