@@ -132,8 +132,8 @@ def create_app(
     app.state.registry = registry
     app.state.gateway = gateway
     app.state.files = files = files_for(services)  # /v1/files and the batches' input and output
-    app.state.batches = build_batches(gateway, files, site.jobs)  # lines run by the job workers
-    site.housekeeping.append(files.purge)  # files past their retention
+    app.state.batches, batch_runner = build_batches(gateway, files, site.jobs)  # run by the job workers
+    site.housekeeping += [files.purge, batch_runner.resume_stalled]  # expired files, stalled batches
     app.state.accounts = accounts
     app.state.reminders = reminders
     app.state.site = site

@@ -32,7 +32,7 @@ from agent_server.batches.tables import (
     VALIDATING,
     BatchRecord,
 )
-from agent_server.errors import AgentError, NotFound, ValidationFailed, gateway_envelope
+from agent_server.errors import AgentError, NotFound, gateway_envelope
 from agent_server.files.jsonl import parse_line, split_lines
 from agent_server.files.service import Files
 from agent_server.gateway.service import Gateway
@@ -59,6 +59,7 @@ class BatchRunner:
         self.store, self.files, self.gateway, self.limiter = store, files, gateway, limiter
         self.finisher, self.slice_seconds, self.concurrency = finisher, slice_seconds, concurrency
         self.max_line = max_line
+        self.stall_seconds = 3 * slice_seconds + 30  # no beat for this long: the batch is resumed
         self.jobs: Jobs | None = None  # set by the wiring: the queue of the next slice
 
     async def handle(self, job_input: dict[str, Any]) -> dict[str, Any]:
@@ -67,7 +68,7 @@ class BatchRunner:
             return await self._step(batch_id)
         except NotFound:  # the input file was deleted or expired: the batch cannot go on
             batch = await self.store.find(batch_id)
-            if batch is not None and batch.status in (VALIDATING, IN_PROGRESS):
+            if batch is not None and batch.status == IN_PROGRESS:
                 message = f"The input file {batch.input_file_id} no longer exists."
                 errors = [
                     {"code": "input_file_missing", "message": message, "param": "input_file_id", "line": None}
@@ -76,14 +77,14 @@ class BatchRunner:
             return {"batch_id": batch_id}
 
     async def _step(self, batch_id: str) -> dict[str, Any]:
+        """One job: a slice of lines, or the end of the batch (its files, its last status), never both,
+        so each job stays well within the job lease."""
         batch = await self.store.find(batch_id)
-        if batch is not None and batch.status == VALIDATING:
-            await self._validate(batch)
-            batch = await self.store.find(batch_id)
         if batch is None or batch.status in FINAL:
             return {"batch_id": batch_id, "status": batch.status if batch else None}
-        if batch.status == IN_PROGRESS:
-            await self._run_slice(batch)
+        await self.store.beat(batch_id)
+        if batch.status == VALIDATING:  # the lines were checked at upload; the endpoint at creation
+            await self.store.move(batch_id, (VALIDATING,), IN_PROGRESS)
             batch = await self.store.find(batch_id)
             assert batch is not None
         if batch.status == CANCELLING:
@@ -93,29 +94,22 @@ class BatchRunner:
         elif batch.status == IN_PROGRESS and self._expired(batch):
             await self.finisher.finish(batch, (IN_PROGRESS,), EXPIRED)
         elif batch.status == IN_PROGRESS:
+            await self._run_slice(batch)
             assert self.jobs is not None
-            await self.jobs.start(JOB_TYPE, {"batch_id": batch_id})  # the next slice
+            await self.jobs.start(JOB_TYPE, {"batch_id": batch_id})  # the next slice, or the end
         return {"batch_id": batch_id}
 
     def _expired(self, batch: BatchRecord) -> bool:
         return self.store.now() >= batch.expires_at.replace(tzinfo=self.store.now().tzinfo)
 
-    async def _validate(self, batch: BatchRecord) -> None:
-        """Every line must name the batch's endpoint; else the batch fails with the lines' errors."""
-        errors: list[dict[str, Any]] = []
-        source = await self.files.get(batch.tenant_id, batch.input_file_id)
-        try:
-            async for number, raw in split_lines(self.files.read(source), self.max_line):
-                line = parse_line(number, raw, self.max_line)
-                if line.url != batch.endpoint and len(errors) < 100:
-                    message = f"Line {number} has url {line.url}; this batch runs {batch.endpoint}."
-                    errors.append({"code": "invalid_url", "message": message, "param": "url", "line": number})
-        except ValidationFailed as err:
-            errors.append({"code": "invalid_file", "message": err.message, "param": err.param, "line": None})
-        if errors:
-            await self.finisher.finish(batch, (VALIDATING,), FAILED, errors=errors)
-        else:
-            await self.store.move(batch.id, (VALIDATING,), IN_PROGRESS)
+    async def resume_stalled(self) -> int:
+        """Job sweep: queue a job for every unfinished batch whose slices stopped beating (a job
+        that timed out or crashed, an enqueue lost with Redis); returns how many."""
+        assert self.jobs is not None
+        ids = await self.store.stalled(self.stall_seconds)
+        for batch_id in ids:
+            await self.jobs.start(JOB_TYPE, {"batch_id": batch_id})
+        return len(ids)
 
     async def _run_slice(self, batch: BatchRecord) -> None:
         done = await self.store.done_lines(batch.id)
@@ -132,6 +126,7 @@ class BatchRunner:
                 principal = await self.gateway.keys.by_digest(batch.key_digest)
             except AgentError as err:  # the key was revoked or expired: each line says so
                 refusal = err
+            permits = self.limiter.permits(principal) if principal is not None else None
             source = await self.files.get(batch.tenant_id, batch.input_file_id)
             async for number, raw in split_lines(self.files.read(source), self.max_line):
                 if number in done:
@@ -140,14 +135,12 @@ class BatchRunner:
                     everything = False
                     break
                 line = parse_line(number, raw, self.max_line)
-                if principal is None:
+                if principal is None or permits is None:
                     assert refusal is not None
                     body = gateway_envelope(refusal)
                     finished.append(Outcome(number, line.custom_id, refusal.http_status, "", body))
                     continue
-                if not await _first(self.limiter.take(principal), stop) or not await _first(
-                    slots.acquire(), stop
-                ):
+                if not await _first(permits.take(), stop) or not await _first(slots.acquire(), stop):
                     everything = False
                     break
 
@@ -180,6 +173,7 @@ class BatchRunner:
                 stop.set()  # the slice's time is up: the next slice goes on
             try:
                 await self._flush(batch.id, finished)
+                await self.store.beat(batch.id)
                 current = await self.store.find(batch.id)
             except Exception:  # a database hiccup: the lines wait for the next check
                 log.warning("batch %s: recording finished lines failed; retrying", batch.id, exc_info=True)

@@ -71,6 +71,11 @@ class Batches:
         source = await self.files.get(principal.tenant_id, file_id)
         if source.purpose != "batch" or not source.lines:
             raise ValidationFailed(f"The file {file_id} is not of purpose batch.", param="input_file_id")
+        if source.endpoint != endpoint:
+            raise ValidationFailed(
+                f"The lines of {file_id} call {source.endpoint}; create the batch with that endpoint.",
+                param="endpoint",
+            )
         now = self.store.now()
         batch = BatchRecord(
             id=f"batch_{secrets.token_hex(12)}",

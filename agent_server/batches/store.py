@@ -8,14 +8,14 @@ worker records it and however often.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import or_, update
 from sqlmodel import col, select
 
 from agent_server.batches.lines import Outcome
-from agent_server.batches.tables import BatchRecord, BatchResult
+from agent_server.batches.tables import FINAL, BatchRecord, BatchResult
 from agent_server.clock import Clock
 from agent_server.storage.db import Database
 from agent_server.timeutil import utc
@@ -49,6 +49,31 @@ class BatchStore:
         async with self.db.session() as session:
             result = await session.execute(statement)
         return getattr(result, "rowcount", 0) == 1
+
+    async def beat(self, batch_id: str) -> None:
+        """A slice is alive (the stall sweep leaves the batch alone)."""
+        statement = update(BatchRecord).where(col(BatchRecord.id) == batch_id).values(heartbeat_at=self.now())
+        async with self.db.session() as session:
+            await session.execute(statement)
+
+    async def stalled(self, seconds: float) -> list[str]:
+        """Unfinished batches without a beat for ``seconds``, each beaten now (so one sweep of many
+        processes takes each): their ids."""
+        since = self.now() - timedelta(seconds=seconds)
+        quiet = (
+            col(BatchRecord.status).not_in(FINAL),
+            or_(col(BatchRecord.heartbeat_at) < since, col(BatchRecord.heartbeat_at).is_(None)),
+            col(BatchRecord.created_at) < since,
+        )
+        taken = []
+        async with self.db.session() as session:
+            ids = list((await session.execute(select(BatchRecord.id).where(*quiet).limit(100))).scalars())
+            for batch_id in ids:
+                claim = update(BatchRecord).where(col(BatchRecord.id) == batch_id, *quiet)
+                result = await session.execute(claim.values(heartbeat_at=self.now()))
+                if getattr(result, "rowcount", 0) == 1:
+                    taken.append(batch_id)
+        return taken
 
     async def page(self, tenant_id: str, after: str | None, limit: int) -> tuple[list[BatchRecord], bool]:
         """Newest first; ``after`` is the last id of the previous page."""

@@ -41,6 +41,7 @@ class BatchRecord(SQLModel, table=True):
     errors: list[Any] | None = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
     created_at: datetime
     expires_at: datetime
+    heartbeat_at: datetime | None = None  # a slice's last sign of life; stale: the sweep resumes the batch
     in_progress_at: datetime | None = None
     finalizing_at: datetime | None = None
     completed_at: datetime | None = None

@@ -15,7 +15,8 @@ from agent_server.ratelimit import Limiter
 LINES_AT_ONCE = 8  # lines of one slice in flight together (the limiter still paces them)
 
 
-def build_batches(gateway: Gateway, files: Files, jobs: Jobs) -> Batches:
+def build_batches(gateway: Gateway, files: Files, jobs: Jobs) -> tuple[Batches, BatchRunner]:
+    """The service the routes call and the runner (whose ``resume_stalled`` joins the job sweep)."""
     services = gateway.services
     settings = services.settings
     store = BatchStore(services.db, services.clock)
@@ -35,4 +36,4 @@ def build_batches(gateway: Gateway, files: Files, jobs: Jobs) -> Batches:
     )
     runner.jobs = jobs
     jobs.runner.handlers[JOB_TYPE] = runner.handle
-    return Batches(store, files, jobs)
+    return Batches(store, files, jobs), runner

@@ -30,8 +30,8 @@ async def batch_worker(services: Services, site: Site) -> AsyncIterator[None]:
     gateway = Gateway(services)
     billing = build_billing(services, gateway)
     files = files_for(services)
-    build_batches(gateway, files, site.jobs)
-    site.housekeeping.append(files.purge)
+    _, runner = build_batches(gateway, files, site.jobs)
+    site.housekeeping += [files.purge, runner.resume_stalled]
     unsubscribe = subscribe(services.events, admin_services(services).webhooks, lambda: None)
     async with gateway.running():
         engine = billing.engine

@@ -63,17 +63,22 @@ def parse_line(number: int, raw: bytes, max_line: int) -> RequestLine:
     return RequestLine(number, custom_id, url, body)
 
 
-async def check_batch_file(content: AsyncIterator[bytes], max_line: int) -> int:
-    """The number of request lines; refuses the first bad line, a repeated custom_id or no line."""
+async def check_batch_file(content: AsyncIterator[bytes], max_line: int) -> tuple[int, str]:
+    """The number of request lines and the url they all call; refuses the first bad line, a
+    repeated custom_id, a line calling another url than the first line, or a file without lines."""
     seen: set[str] = set()
+    url = ""
     async for number, raw in split_lines(content, max_line):
         line = parse_line(number, raw, max_line)
         if line.custom_id in seen:
             raise _bad(number, f"repeats the custom_id {line.custom_id!r}; each must be unique")
+        url = url or line.url
+        if line.url != url:
+            raise _bad(number, f"calls {line.url}, the lines before it {url}; a batch runs one endpoint")
         seen.add(line.custom_id)
     if not seen:
         raise ValidationFailed("The file holds no request lines.", param="file")
-    return len(seen)
+    return len(seen), url
 
 
 def _bad(number: int, problem: str) -> ValidationFailed:

@@ -100,13 +100,13 @@ class Files:
                 raise ValidationFailed(
                     f"purpose must be one of: {', '.join(UPLOAD_PURPOSES)}.", param="purpose"
                 )
-            lines = None
+            lines = endpoint = None
             if purpose == "batch":
-                lines = await check_batch_file(self.store.read(file_id), self.max_line)
+                lines, endpoint = await check_batch_file(self.store.read(file_id), self.max_line)
         except BaseException:
             await self._forget(file_id)
             raise
-        return await self._record(file_id, tenant_id, purpose, filename[:255], size, lines)
+        return await self._record(file_id, tenant_id, purpose, filename[:255], size, lines, endpoint)
 
     async def put(
         self, tenant_id: str, purpose: str, filename: str, content: AsyncIterator[bytes]
@@ -118,10 +118,17 @@ class Files:
         except BaseException:
             await self._forget(file_id)
             raise
-        return await self._record(file_id, tenant_id, purpose, filename, size, None)
+        return await self._record(file_id, tenant_id, purpose, filename, size, None, None)
 
     async def _record(
-        self, file_id: str, tenant_id: str, purpose: str, filename: str, size: int, lines: int | None
+        self,
+        file_id: str,
+        tenant_id: str,
+        purpose: str,
+        filename: str,
+        size: int,
+        lines: int | None,
+        endpoint: str | None,
     ) -> FileRecord:
         now = utc(self.clock.now())
         record = FileRecord(
@@ -132,6 +139,7 @@ class Files:
             bytes=size,
             store=self.store.name,
             lines=lines,
+            endpoint=endpoint,
             created_at=now,
             expires_at=now + timedelta(seconds=self.retention),
         )

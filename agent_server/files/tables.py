@@ -26,6 +26,7 @@ class FileRecord(SQLModel, table=True):
     bytes: int
     store: str = Field(max_length=16)  # directory or database
     lines: int | None = None  # request lines of a batch upload
+    endpoint: str | None = Field(default=None, max_length=40)  # the url every line of a batch upload calls
     created_at: datetime
     expires_at: datetime = Field(index=True)
 

@@ -151,11 +151,11 @@ async def test_refusals(live_server: LiveServer, settings: Settings) -> None:
             await owner.batches.create(
                 input_file_id=notes.id, endpoint="/v1/chat/completions", completion_window="24h"
             )
-        mismatch = await owner.batches.create(
-            input_file_id=upload.id, endpoint="/v1/embeddings", completion_window="24h"
-        )
-        failed = await wait_for(owner, mismatch.id, {"failed"})
-        assert failed.errors is not None and failed.errors.data and failed.errors.data[0].line == 1
+        with pytest.raises(openai.BadRequestError) as mismatch:
+            await owner.batches.create(
+                input_file_id=upload.id, endpoint="/v1/embeddings", completion_window="24h"
+            )
+        assert mismatch.value.param == "endpoint" and "/v1/chat/completions" in mismatch.value.message
     async with sdk(live_server, await new_key(settings)) as stranger:
         with pytest.raises(openai.NotFoundError):
             await stranger.batches.retrieve(batch.id)

@@ -12,7 +12,7 @@ import yaml
 
 from agent_server.services import shipped_content_dir
 from agent_server.settings import Settings
-from tests.batches.conftest import chat_lines, new_key, sdk
+from tests.batches.conftest import chat_lines, embedding_lines, new_key, sdk
 from tests.conftest import LiveServer
 
 
@@ -48,6 +48,10 @@ async def test_malformed_line_is_named(live_server: LiveServer, settings: Settin
         with pytest.raises(openai.BadRequestError) as twice:
             await client.files.create(file=("twice.jsonl", repeated), purpose="batch")
         assert "Line 3" in twice.value.message and "req-0" in twice.value.message
+        mixed = chat_lines(2) + embedding_lines(1)
+        with pytest.raises(openai.BadRequestError) as two_urls:
+            await client.files.create(file=("mixed.jsonl", mixed), purpose="batch")
+        assert two_urls.value.param == "line 3" and "one endpoint" in two_urls.value.message
         assert [f async for f in client.files.list()] == []  # nothing half-written stays
 
 

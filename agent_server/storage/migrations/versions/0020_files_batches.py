@@ -27,6 +27,7 @@ def upgrade() -> None:
         sa.Column("bytes", sa.Integer(), nullable=False),
         sa.Column("store", sa.String(16), nullable=False),
         sa.Column("lines", sa.Integer(), nullable=True),
+        sa.Column("endpoint", sa.String(40), nullable=True),
         sa.Column("created_at", TS, nullable=False),
         sa.Column("expires_at", TS, nullable=False),
     )
@@ -58,6 +59,7 @@ def upgrade() -> None:
         sa.Column("errors", sa.JSON(none_as_null=True), nullable=True),
         sa.Column("created_at", TS, nullable=False),
         sa.Column("expires_at", TS, nullable=False),
+        sa.Column("heartbeat_at", TS, nullable=True),
         *(
             sa.Column(f"{moment}_at", TS, nullable=True)
             for moment in (
