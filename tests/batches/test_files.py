@@ -71,6 +71,12 @@ async def test_other_tenants_file_is_404_and_scope_is_403(
         with pytest.raises(openai.PermissionDeniedError) as denied:
             await chat_only.files.create(file=("a.jsonl", chat_lines(2)), purpose="batch")
         assert denied.value.code == "insufficient_scope"
+    async with httpx.AsyncClient(base_url=live_server.url) as raw:
+        headers = {"Authorization": f"Bearer {await new_key(settings)}"}
+        bad_limit = await raw.get("/v1/files?limit=0", headers=headers)
+        assert bad_limit.status_code == 400 and bad_limit.json()["error"]["param"] == "limit"
+        not_multipart = await raw.post("/v1/files", json={"purpose": "batch"}, headers=headers)
+        assert not_multipart.status_code == 400 and "multipart/form-data" in not_multipart.text
 
 
 @pytest.fixture
