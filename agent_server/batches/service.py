@@ -53,9 +53,9 @@ class Batches:
         if not isinstance(body, dict):
             raise ValidationFailed("Send a JSON object with input_file_id, endpoint and completion_window.")
         endpoint, window = body.get("endpoint"), body.get("completion_window")
-        if endpoint not in TARGETS:
+        if not isinstance(endpoint, str) or endpoint not in TARGETS:
             raise ValidationFailed(f"endpoint must be one of: {', '.join(TARGETS)}.", param="endpoint")
-        if window not in WINDOWS:
+        if not isinstance(window, str) or window not in WINDOWS:
             raise ValidationFailed("completion_window must be 24h.", param="completion_window")
         scope = TARGETS[endpoint].scope
         if scope not in principal.scopes:

@@ -131,7 +131,20 @@ async def retrieve_file(request: Request, file_id: str) -> Response:
     return await call.answer(file_view(record))
 
 
-@router.get("/v1/files/{file_id}/content", summary="A file's content, as uploaded or written")
+CONTENT = {"schema": {"type": "string", "format": "binary"}}
+
+
+@router.get(
+    "/v1/files/{file_id}/content",
+    summary="A file's content, as uploaded or written",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "The bytes.",
+            "content": {"application/jsonl": CONTENT, "application/octet-stream": CONTENT},
+        }
+    },
+)
 async def file_content(request: Request, file_id: str) -> Response:
     call = await admitted(request)
     try:
