@@ -22,8 +22,10 @@ from agent_server.files.jsonl import RequestLine
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.bodies import read_call
 from agent_server.gateway.relay import Exchange
+from agent_server.gateway.response_store import ResponseStore
+from agent_server.gateway.responses import StoredResponses
 from agent_server.gateway.service import METERED_SCOPES, Caller, Gateway
-from agent_server.llm.types import CHAT, COMPLETIONS, EMBEDDINGS
+from agent_server.llm.types import CHAT, COMPLETIONS, EMBEDDINGS, RESPONSES, Answer
 from agent_server.request_context import REQUEST_ID
 
 log = logging.getLogger("agentgate.batches")
@@ -42,8 +44,9 @@ TARGETS = {
     "/v1/chat/completions": Target("chat", CHAT, "chat"),
     "/v1/embeddings": Target("embeddings", EMBEDDINGS, "embeddings", "embeddings"),
     "/v1/completions": Target("chat", COMPLETIONS, "completions"),
+    "/v1/responses": Target("chat", RESPONSES, "responses"),  # stored and chained as live (responses.py)
 }
-USAGE_PREFIX = "batch/"  # usage rows of batch lines: batch/chat, batch/embeddings, batch/completions
+USAGE_PREFIX = "batch/"  # usage rows of batch lines: batch/chat, batch/embeddings, batch/completions, ...
 
 
 class Outcome(NamedTuple):
@@ -69,22 +72,28 @@ async def run_line(
     caller = Caller(principal, {}, time.perf_counter())
     exchange = Exchange(gateway, caller, None, USAGE_PREFIX + target.usage_name, None)
     exchange.row_token, exchange.discount = token, discount
+    stored = StoredResponses(ResponseStore.of(gateway.services)) if target.path == RESPONSES else None
     try:
         try:
             await _admit(gateway, principal, target.scope)
             call = read_call(target.path, json.dumps(line.body).encode(), int(gateway.clock.now()))
+            if stored is not None:
+                call = await stored.chain(caller, call)  # previous_response_id, as a live call
         except ValidationError as exc:
             raise await exchange.refuse(_first_problem(exc)) from None
         except AgentError as err:
             raise await exchange.refuse(err) from None
         answer = await exchange.run(call, feature=target.feature)
+        if stored is not None:
+            answer = await stored.keep(caller, call, answer)
     except AgentError as err:
         return Outcome(line.number, line.custom_id, err.http_status, request_id, gateway_envelope(err))
     except Exception:
         log.exception("batch %s line %d failed unexpectedly", batch_id, line.number)
         failed = AgentError("The request failed unexpectedly.")
         return Outcome(line.number, line.custom_id, 500, request_id, gateway_envelope(failed))
-    return Outcome(line.number, line.custom_id, 200, request_id, answer.data)  # type: ignore[union-attr]
+    assert isinstance(answer, Answer)  # batch lines never stream (files/jsonl.py)
+    return Outcome(line.number, line.custom_id, 200, request_id, answer.data)
 
 
 async def _admit(gateway: Gateway, principal: KeyPrincipal, scope: str) -> None:

@@ -27,7 +27,12 @@ CREATE_BODY = {
                         "input_file_id": {"type": "string"},
                         "endpoint": {
                             "type": "string",
-                            "enum": ["/v1/chat/completions", "/v1/embeddings", "/v1/completions"],
+                            "enum": [
+                                "/v1/chat/completions",
+                                "/v1/embeddings",
+                                "/v1/completions",
+                                "/v1/responses",
+                            ],
                         },
                         "completion_window": {"type": "string", "enum": ["24h"]},
                         "metadata": {"type": "object", "additionalProperties": {"type": "string"}},

@@ -16,7 +16,7 @@ from openai.types import Batch
 
 from agent_server.gateway import provision
 from agent_server.settings import Settings
-from tests.batches.conftest import chat_lines, embedding_lines, new_key, sdk
+from tests.batches.conftest import CHAT_MODEL, chat_lines, embedding_lines, new_key, sdk
 from tests.conftest import LiveServer
 
 
@@ -175,3 +175,28 @@ async def test_refusals(live_server: LiveServer, settings: Settings) -> None:
         with pytest.raises(openai.PermissionDeniedError) as denied:
             await chat_only.batches.list()
         assert denied.value.code == "insufficient_scope"
+
+
+async def test_responses_batch_stores_each_response(live_server: LiveServer, settings: Settings) -> None:
+    lines = [
+        {
+            "custom_id": f"r-{n}",
+            "url": "/v1/responses",
+            "body": {"model": CHAT_MODEL, "input": f"Question {n}"},
+        }
+        for n in range(10)
+    ]
+    content = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    async with sdk(live_server, await new_key(settings)) as client:
+        upload = await client.files.create(file=("responses.jsonl", content), purpose="batch")
+        batch = await client.batches.create(
+            input_file_id=upload.id, endpoint="/v1/responses", completion_window="24h"
+        )
+        done = await wait_for(client, batch.id, {"completed", "failed"})
+        assert done.status == "completed"
+        output = await lines_of(client, done.output_file_id)
+        assert sorted(line["custom_id"] for line in output) == sorted(f"r-{n}" for n in range(10))
+        first = output[0]["response"]["body"]
+        assert first["object"] == "response" and first["status"] == "completed"
+        stored = await client.responses.retrieve(first["id"])  # stored as a live call's would be
+        assert stored.id == first["id"] and stored.output_text
