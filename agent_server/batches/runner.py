@@ -1,12 +1,13 @@
-"""The ``batch`` job: one slice of a batch's lines, run by the job workers (agent_server/jobs).
+"""The ``batch`` job, run by the job workers (agent_server/jobs): a slice of a batch's lines, or its end.
 
 A slice runs lines (up to ``concurrency`` at once, each admitted by the batch limiter) for at most
-``slice_seconds``, then queues the batch's next slice as a new job, so no job outlives the job
-lease and any worker may take the next slice. Every ``CHECK_SECONDS`` the slice records the lines
-that finished (once each, batch_results) and reads the batch's status: a cancel or the end of the
-completion window stops new lines within that time. A worker killed mid-slice leaves its job
-``running``; the job sweep hands it to another worker after the lease, and that worker skips every
-line already recorded. A slice that finds every line recorded finalizes the batch (output.py).
+``slice_seconds``, then queues the batch's next job, so no job outlives the job lease and any worker
+may take the next one. Every ``CHECK_SECONDS`` the slice records the lines that finished (once each,
+batch_results), beats and reads the batch's status: a cancel or the end of the completion window
+stops new lines within that time. A worker killed mid-slice leaves its job ``running``; the job
+sweep hands it to another worker after the lease, and that worker skips every line already
+recorded. When every line is recorded the batch is ``finalizing`` and the next job ends it
+(output.py); so does the job after a cancel or the window's end.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from typing import Any
 
 from agent_server.batches.limiter import BatchLimiter
-from agent_server.batches.lines import Outcome, run_line
+from agent_server.batches.lines import Outcome, line_token, run_line
 from agent_server.batches.output import Finisher
 from agent_server.batches.store import BatchStore
 from agent_server.batches.tables import (
@@ -137,8 +138,11 @@ class BatchRunner:
                 line = parse_line(number, raw, self.max_line)
                 if principal is None or permits is None:
                     assert refusal is not None
-                    body = gateway_envelope(refusal)
-                    finished.append(Outcome(number, line.custom_id, refusal.http_status, "", body))
+                    body, request_id = (
+                        gateway_envelope(refusal),
+                        f"batch_req_{line_token(batch.id, number)[:24]}",
+                    )
+                    finished.append(Outcome(number, line.custom_id, refusal.http_status, request_id, body))
                     continue
                 if not await _first(permits.take(), stop) or not await _first(slots.acquire(), stop):
                     everything = False
@@ -157,6 +161,8 @@ class BatchRunner:
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
         finally:
+            for task in running:  # only when this slice itself is cancelled (a timeout, a shutdown)
+                task.cancel()
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)
         await self._flush(batch.id, finished)
@@ -175,6 +181,10 @@ class BatchRunner:
                 await self._flush(batch.id, finished)
                 await self.store.beat(batch.id)
                 current = await self.store.find(batch.id)
+                await self.gateway.keys.by_digest(batch.key_digest)  # from the key cache, mostly
+            except AgentError:  # the key was revoked or expired: the next slice fails what is left
+                stop.set()
+                continue
             except Exception:  # a database hiccup: the lines wait for the next check
                 log.warning("batch %s: recording finished lines failed; retrying", batch.id, exc_info=True)
                 continue

@@ -200,3 +200,23 @@ async def test_responses_batch_stores_each_response(live_server: LiveServer, set
         assert first["object"] == "response" and first["status"] == "completed"
         stored = await client.responses.retrieve(first["id"])  # stored as a live call's would be
         assert stored.id == first["id"] and stored.output_text
+
+
+async def test_a_revoked_key_fails_the_lines_left(live_server: LiveServer, settings: Settings) -> None:
+    tenant = await provision.create_tenant(settings, f"rev-{uuid.uuid4().hex[:8]}", "professional", 60)
+    record, key = await provision.create_key(settings, tenant.id, "revoked", ["chat", "files"])
+    reader = (await provision.create_key(settings, tenant.id, "reader", ["files"]))[1]
+    async with sdk(live_server, key) as client:
+        upload = await client.files.create(file=("many.jsonl", chat_lines(100)), purpose="batch")
+        batch = await client.batches.create(
+            input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h"
+        )
+        await wait_for(client, batch.id, {"in_progress"}, seconds=10, every=0.5)
+    await provision.revoke_key(settings, record.id)
+    async with sdk(live_server, reader) as client:  # the organisation's other key reads the batch
+        done = await wait_for(client, batch.id, {"completed"}, seconds=15, every=0.5)
+        counts = done.request_counts
+        assert counts is not None and counts.completed < 100 and counts.completed + counts.failed == 100
+        errors = await lines_of(client, done.error_file_id)
+    assert len(errors) == counts.failed and {line["response"]["status_code"] for line in errors} == {401}
+    assert all(line["id"].startswith("batch_req_") for line in errors)
