@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
+import openai
 import pytest
 
 from tests.batches.conftest import chat_lines
@@ -94,3 +95,29 @@ async def test_a_batch_past_its_window_expires_with_what_finished(make_harness: 
             errors = (await client.files.content(expired.error_file_id)).content.decode().splitlines()  # type: ignore[arg-type]
             assert len(output) == 3 and len(errors) == 7
             assert {json.loads(line)["error"]["code"] for line in errors} == {"batch_expired"}
+
+
+async def test_a_budget_reached_mid_batch_fails_the_lines_left_as_a_live_call(
+    make_harness: HarnessFactory,  # noqa: F811
+) -> None:
+    async with make_harness() as h:
+        admin = await h.tenant("professional")
+        budget = {"period": "total", "max_tokens": 200}  # a few lines' worth
+        created = await create(h, admin, scopes=["chat", "files"], budget=budget)
+        assert created.status_code == 201, created.text
+        async with sdk(h, created.json()["key"]) as client:
+            upload = await client.files.create(file=("a.jsonl", chat_lines(40)), purpose="batch")
+            batch = await client.batches.create(
+                input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h"
+            )
+            done = await wait_status(client, batch.id, {"completed", "failed"})
+            counts = done.request_counts
+            assert counts is not None and 0 < counts.completed < 40 and counts.completed + counts.failed == 40
+            errors = (await client.files.content(done.error_file_id)).content.decode().splitlines()  # type: ignore[arg-type]
+            codes = {json.loads(line)["response"]["body"]["error"]["code"] for line in errors}
+            assert codes == {"budget_exceeded"}
+            with pytest.raises(openai.APIStatusError) as live:  # a live call of the key now: the same refusal
+                await client.chat.completions.create(
+                    model="agentgate-mock-small", messages=[{"role": "user", "content": "hi"}]
+                )
+            assert live.value.status_code == 402 and live.value.code == "budget_exceeded"
