@@ -1,5 +1,6 @@
-"""Batch lines are billed like live calls at the plan's batch discount, and a batch past its
-completion window ends ``expired`` with what finished kept (an app on a ManualClock over ASGI)."""
+"""Batches and files on an app with a ManualClock over ASGI: batch lines billed at the plan's batch
+discount, a batch past its window ``expired`` with what finished kept, a budget reached mid-batch,
+the webhook event at the end, and files deleted after their retention."""
 
 from __future__ import annotations
 
@@ -121,3 +122,42 @@ async def test_a_budget_reached_mid_batch_fails_the_lines_left_as_a_live_call(
                     model="agentgate-mock-small", messages=[{"role": "user", "content": "hi"}]
                 )
             assert live.value.status_code == 402 and live.value.code == "budget_exceeded"
+
+
+async def test_the_end_of_a_batch_is_a_webhook_event(make_harness: HarnessFactory) -> None:  # noqa: F811
+    async with make_harness(webhook_worker=False) as h:  # the deliveries are read, not sent
+        admin = await h.tenant("professional")
+        hook = await h.client.post(
+            "/admin/webhooks",
+            json={"url": "http://127.0.0.1:9/hook", "events": ["batch.completed", "batch.failed"]},
+            headers=admin.headers,
+        )
+        assert hook.status_code == 201, hook.text
+        key = (await create(h, admin, scopes=["chat", "files"])).json()["key"]
+        async with sdk(h, key) as client:
+            upload = await client.files.create(file=("a.jsonl", chat_lines(3)), purpose="batch")
+            batch = await client.batches.create(
+                input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h"
+            )
+            await wait_status(client, batch.id, {"completed"})
+        await h.app.state.services.events.drain()
+        listed = await h.client.get(f"/admin/webhooks/{hook.json()['id']}/deliveries", headers=admin.headers)
+        assert [d["event_type"] for d in listed.json()["data"]] == ["batch.completed"]
+
+
+async def test_files_expire_after_the_retention_and_the_sweep_deletes_them(
+    make_harness: HarnessFactory,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    async with make_harness(files_retention_days=1) as h:
+        admin = await h.tenant("professional")
+        key = (await create(h, admin, scopes=["files"])).json()["key"]
+        async with sdk(h, key) as client:
+            kept = await client.files.create(file=("notes.txt", b"kept a day"), purpose="user_data")
+            assert kept.expires_at - kept.created_at == 86_400
+            assert (tmp_path / "files" / kept.id).is_file()  # the directory store of the embedded default
+            h.clock.advance(86_400)
+            with pytest.raises(openai.NotFoundError):
+                await client.files.retrieve(kept.id)
+        assert await h.app.state.files.purge() == 1
+        assert not (tmp_path / "files" / kept.id).exists()
