@@ -161,3 +161,23 @@ async def test_files_expire_after_the_retention_and_the_sweep_deletes_them(
                 await client.files.retrieve(kept.id)
         assert await h.app.state.files.purge() == 1
         assert not (tmp_path / "files" / kept.id).exists()
+
+
+async def test_batches_take_at_most_their_share_of_the_key_limit(make_harness: HarnessFactory) -> None:  # noqa: F811
+    async with make_harness() as h:  # the clock stands: no allowance comes back during the test
+        admin = await h.tenant("professional", rate_limit=20)  # batches: 50 % of it, 10 lines
+        key = (await create(h, admin, scopes=["chat", "files"])).json()["key"]
+        async with sdk(h, key) as client:
+            upload = await client.files.create(file=("a.jsonl", chat_lines(30)), purpose="batch")
+            batch = await client.batches.create(
+                input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h"
+            )
+        store, deadline = h.app.state.batches.store, time.monotonic() + 10
+        while (running := await store.find(batch.id)).completed < 10:
+            assert time.monotonic() < deadline, running.completed
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)  # two checks of the slice: no eleventh line
+        assert (await store.find(batch.id)).completed == 10
+        # The live allowance keeps the rest: 20 - 2 (upload, create) - 10 (the batch) = 8 live calls.
+        answers = [(await h.chat(key)).status_code for _ in range(9)]
+        assert answers == [200] * 8 + [429]
