@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from fastapi import Request
 from python_multipart.multipart import MultipartParser, parse_options_header
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 
 FILE_FIELD = "file"
 MAX_FIELD_BYTES = 1024  # purpose and the like; a larger non-file field is refused

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from agent_server.events import Event
+from agent_server.foundation.events import Event
 
 
 @dataclass(frozen=True, kw_only=True)

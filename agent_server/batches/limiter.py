@@ -20,7 +20,7 @@ import asyncio
 
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.ratelimit import KEY_PREFIX
-from agent_server.ratelimit import Limiter
+from agent_server.policies.ratelimit import Limiter
 
 BATCH_PREFIX = "rl:batch:"  # + the key id
 BULK = 16

@@ -17,8 +17,9 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from agent_server.errors import AgentError, PermissionDenied, ValidationFailed, gateway_envelope
 from agent_server.files.jsonl import RequestLine
+from agent_server.foundation.errors import AgentError, PermissionDenied, ValidationFailed, gateway_envelope
+from agent_server.foundation.request_context import REQUEST_ID
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.bodies import read_call
 from agent_server.gateway.relay import Exchange
@@ -26,7 +27,6 @@ from agent_server.gateway.response_store import ResponseStore
 from agent_server.gateway.responses import StoredResponses
 from agent_server.gateway.service import METERED_SCOPES, Caller, Gateway
 from agent_server.llm.types import CHAT, COMPLETIONS, EMBEDDINGS, RESPONSES, Answer
-from agent_server.request_context import REQUEST_ID
 
 log = logging.getLogger("agentgate.batches")
 

@@ -15,10 +15,10 @@ from agent_server.batches.events import BatchCompleted, BatchFailed
 from agent_server.batches.lines import line_token
 from agent_server.batches.store import BatchStore
 from agent_server.batches.tables import CANCELLED, COMPLETED, EXPIRED, BatchRecord, BatchResult
-from agent_server.errors import NotFound
-from agent_server.events import EventBus
 from agent_server.files.jsonl import split_lines
 from agent_server.files.service import OUTPUT_PURPOSE, Files
+from agent_server.foundation.errors import NotFound
+from agent_server.foundation.events import EventBus
 
 UNRUN = {CANCELLED: "batch_cancelled", EXPIRED: "batch_expired"}
 

@@ -33,9 +33,9 @@ from agent_server.batches.tables import (
     VALIDATING,
     BatchRecord,
 )
-from agent_server.errors import AgentError, NotFound, gateway_envelope
 from agent_server.files.jsonl import parse_line, split_lines
 from agent_server.files.service import Files
+from agent_server.foundation.errors import AgentError, NotFound, gateway_envelope
 from agent_server.gateway.service import Gateway
 from agent_server.jobs.service import Jobs
 

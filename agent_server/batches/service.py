@@ -9,8 +9,8 @@ from typing import Any
 from agent_server.batches.lines import TARGETS
 from agent_server.batches.store import BatchStore
 from agent_server.batches.tables import CANCELLED, CANCELLING, FINAL, RUNNING, VALIDATING, BatchRecord
-from agent_server.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from agent_server.files.service import Files, utc_seconds
+from agent_server.foundation.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.jobs.service import Jobs
 

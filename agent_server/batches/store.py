@@ -16,9 +16,9 @@ from sqlmodel import col, select
 
 from agent_server.batches.lines import Outcome
 from agent_server.batches.tables import FINAL, BatchRecord, BatchResult
-from agent_server.clock import Clock
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.timeutil import utc
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 RESULTS = BatchResult.__table__  # type: ignore[attr-defined]
 PAGE = 500

@@ -10,7 +10,7 @@ from agent_server.batches.store import BatchStore
 from agent_server.files.service import Files
 from agent_server.gateway.service import Gateway
 from agent_server.jobs.service import Jobs
-from agent_server.ratelimit import Limiter
+from agent_server.policies.ratelimit import Limiter
 
 LINES_AT_ONCE = 8  # lines of one slice in flight together (the limiter still paces them)
 

@@ -15,11 +15,11 @@ from contextlib import asynccontextmanager
 
 from agent_server.admin.wiring import admin_services
 from agent_server.batches.wiring import build_batches
+from agent_server.capabilities.services import Services
 from agent_server.files.service import files_for
+from agent_server.foundation.tasks import stop_tasks
 from agent_server.gateway.service import Gateway
-from agent_server.services import Services
 from agent_server.site.build import Site
-from agent_server.tasks import stop_tasks
 from agent_server.webhooks.dispatcher import subscribe
 
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 
 BATCH_ENDPOINTS = ("/v1/chat/completions", "/v1/embeddings", "/v1/completions", "/v1/responses")
 MAX_CUSTOM_ID = 512

@@ -15,16 +15,16 @@ from typing import Any
 from sqlalchemy import and_, or_
 from sqlmodel import col, select
 
-from agent_server.clock import Clock
-from agent_server.content import Plan
-from agent_server.errors import NotFound, PayloadTooLarge, ValidationFailed
+from agent_server.capabilities.services import Services
 from agent_server.files.jsonl import check_batch_file
 from agent_server.files.store import DatabaseStore, DirectoryStore, FileStore
 from agent_server.files.tables import FileRecord
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import NotFound, PayloadTooLarge, ValidationFailed
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.plans import PlanInfo
-from agent_server.services import Services
+from agent_server.knowledge.pack import Plan
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 log = logging.getLogger("agentgate.files")
 UPLOAD_PURPOSES = ("batch", "user_data")

@@ -28,8 +28,8 @@ from tempfile import mkdtemp
 import httpx
 from openai import AsyncOpenAI
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import provision
-from agent_server.settings import Settings
 from tests.batches.conftest import chat_lines
 from tests.conftest import fresh_database
 from tests.scale.conftest import AGENTGATE, BASE_ENV, Proc, RedisServer, Server

@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from agent_server.batches.service import Batches, batch_view
-from agent_server.errors import AgentError, ValidationFailed
+from agent_server.foundation.errors import AgentError, ValidationFailed
 from agent_server.gateway import keys
 from http_facade.gateway_deps import api_key_of
 from http_facade.routes.gateway_files import admitted

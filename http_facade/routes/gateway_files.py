@@ -11,8 +11,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from agent_server.errors import AgentError, PayloadTooLarge
 from agent_server.files.service import Files, file_view
+from agent_server.foundation.errors import AgentError, PayloadTooLarge
 from agent_server.gateway.service import Caller, Gateway
 from http_facade.gateway_deps import api_key_of
 from http_facade.uploads import MultipartUpload

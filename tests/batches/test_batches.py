@@ -14,8 +14,8 @@ import pytest
 from openai import AsyncOpenAI
 from openai.types import Batch
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import provision
-from agent_server.settings import Settings
 from tests.batches.conftest import CHAT_MODEL, chat_lines, embedding_lines, new_key, sdk
 from tests.conftest import LiveServer
 

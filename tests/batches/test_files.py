@@ -10,8 +10,8 @@ import openai
 import pytest
 import yaml
 
-from agent_server.services import shipped_content_dir
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
+from agent_server.knowledge.pack import shipped_content_dir
 from tests.batches.conftest import chat_lines, embedding_lines, new_key, sdk
 from tests.conftest import LiveServer
 

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
-from agent_server.settings import Settings
 from tests.batches.conftest import chat_lines
 from tests.conftest import BASE_URL
 from tests.pages.dashboard import Dash, Person, dashboard_world, post_form
