@@ -11,9 +11,11 @@ import anyio
 from fastapi import FastAPI
 
 from agent_server.accounts.service import Accounts
+from agent_server.batches.wiring import build_batches
 from agent_server.billing.wiring import build_billing
 from agent_server.capabilities.services import Services, build_services, close_services
 from agent_server.deployment.checks import check_deployment
+from agent_server.files.service import files_for
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.settings import Settings
 from agent_server.gateway.response_cache import ResponseCache
@@ -30,9 +32,11 @@ from http_facade.pages.routers import install_pages
 from http_facade.routes import (
     admin_keys,
     agent_auth,
+    gateway_batches,
     gateway_cached,
     gateway_completions,
     gateway_embeddings,
+    gateway_files,
     gateway_messages,
     gateway_responses,
     gateway_v1,
@@ -127,6 +131,9 @@ def create_app(
     app.state.services = services
     app.state.registry = registry
     app.state.gateway = gateway
+    app.state.files = files = files_for(services)  # /v1/files and the batches' input and output
+    app.state.batches, batch_runner = build_batches(gateway, files, site.jobs)  # run by the job workers
+    site.housekeeping += [files.purge, batch_runner.resume_stalled]  # expired files, stalled batches
     app.state.accounts = accounts
     app.state.reminders = reminders
     app.state.site = site
@@ -152,6 +159,8 @@ def create_app(
     embeddings = gateway_cached if cached else gateway_embeddings
     for relayed in (gateway_completions, embeddings, gateway_responses, gateway_messages, gateway_v2):
         app.include_router(relayed.router)
+    app.include_router(gateway_files.router)  # /v1/files and /v1/batches (docs/batches.md)
+    app.include_router(gateway_batches.router)
     # Also with a trailing slash: a client that appends one gets the same answer, not a 307.
     # DELETE ends a session: without sessions there is none to end, and the route answers 405.
     methods = ["GET", "HEAD", "POST", *(["DELETE"] if settings.mcp_sessions else [])]

@@ -110,8 +110,10 @@ def migrate(args: argparse.Namespace, settings: Settings) -> int:
 def worker(args: argparse.Namespace, settings: Settings) -> int:
     """Run an arq job worker process on the shared Redis queue (needs AGENTGATE_REDIS_URL)."""
     import asyncio
+    import contextlib
     import signal
 
+    from agent_server.batches.worker import batch_worker
     from agent_server.capabilities.services import build_services, close_services
     from agent_server.site.build import build_site
     from tools import build_registry
@@ -129,14 +131,15 @@ def worker(args: argparse.Namespace, settings: Settings) -> int:
 
     async def run() -> None:
         services = build_services(settings)
-        consumer = asyncio.create_task(build_site(services, build_registry(settings)).serve_jobs())
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):  # stop: running jobs go back to the queue
-            loop.add_signal_handler(signum, consumer.cancel)
+        site = build_site(services, build_registry(settings))
         try:
-            await consumer
-        except asyncio.CancelledError:
-            pass
+            async with batch_worker(services, site):  # batch slices run here too (docs/batches.md)
+                consumer = asyncio.create_task(site.serve_jobs())
+                loop = asyncio.get_running_loop()
+                for signum in (signal.SIGTERM, signal.SIGINT):  # stop: running jobs go back to the queue
+                    loop.add_signal_handler(signum, consumer.cancel)
+                with contextlib.suppress(asyncio.CancelledError):
+                    await consumer
         finally:
             await close_services(services)
 

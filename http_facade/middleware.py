@@ -36,6 +36,8 @@ API_VERSION = b"api-version"
 # a response on Origin, or a cached answer without CORS headers would be served to a browser).
 VARY_ORIGIN = (b"vary", b"Origin")
 NO_BODY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Uploads streamed to a store, each counted against its own limit (the plan's max_file_bytes).
+STREAMED_UPLOADS = frozenset({"/v1/files"})
 MODEL_KEY = "model"  # routes set request.state.model for the metrics series
 ADMIN_PREFIX = "/admin/"
 NO_STORE = (b"cache-control", b"no-store")
@@ -109,7 +111,11 @@ class Edge:
                 refusal = render_error(resolution.error, scope["path"], self.base_url)
             else:
                 scope.setdefault("state", {})["api_version"] = resolution.version
-        counting = refusal is None and scope["method"] not in NO_BODY_METHODS
+        counting = (
+            refusal is None
+            and scope["method"] not in NO_BODY_METHODS
+            and scope["path"] not in STREAMED_UPLOADS
+        )
         if counting and length is not None and length.isdigit():
             # The server frames the body by Content-Length, so a declared length within the limit
             # needs no counting; a chunked body (no length) is counted as it streams in.

@@ -33,7 +33,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "agent_server.accounts",
             "agent_server.admin",
+            "agent_server.batches",
             "agent_server.billing",
+            "agent_server.files",
             "agent_server.gateway",
             "agent_server.internal_rpc",
             "agent_server.reminders",

@@ -40,6 +40,7 @@ from agent_server.storage.db import Database
 
 log = logging.getLogger("agentgate.billing")
 STALE_CLAIM = timedelta(minutes=10)
+BATCH_USAGE = "batch/"  # the endpoint prefix of batch lines' usage rows (agent_server/batches/lines.py)
 SETTLE = timedelta(minutes=1)  # usage rows of a period's last moments reach the table in batches
 Prices = Mapping[str, tuple[int, int]]  # model -> minor units per 1M prompt, completion tokens
 
@@ -81,6 +82,26 @@ def price_lines(usage: list[tuple[str, int, int]], prices: Prices) -> list[dict[
         lines.append(
             {
                 "model": model,
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "input_price_per_mtok": price_in,
+                "output_price_per_mtok": price_out,
+                "amount_minor": (micros + 500_000) // 1_000_000,
+            }
+        )
+    return lines
+
+
+def batch_lines(usage: list[tuple[str, int, int, int]], prices: Prices) -> list[dict[str, Any]]:
+    """One line per model of the usage of batch lines (docs/batches.md, "Money"): its amount is the
+    sum of the rows' costs, which carry the plan's batch discount already."""
+    lines = []
+    for model, prompt, completion, micros in sorted(usage):
+        price_in, price_out = prices.get(model, (0, 0))
+        lines.append(
+            {
+                "model": model,
+                "batch": True,
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
                 "input_price_per_mtok": price_in,
@@ -151,9 +172,18 @@ class UsageBilling:
             }
         return [c for c in candidates if (c.tenant_id, timestamp(c.start)) not in known]
 
-    async def _usage(self, tenant_id: str, start: datetime, end: datetime) -> list[tuple[str, int, int]]:
+    async def _lines(self, tenant_id: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
+        """The invoice lines of a period: live calls per model at the price list, then the lines of
+        batches per model at their discounted cost."""
+        live, batch = await self._usage(tenant_id, start, end)
+        return price_lines(live, self.prices) + batch_lines(batch, self.prices)
+
+    async def _usage(
+        self, tenant_id: str, start: datetime, end: datetime
+    ) -> tuple[list[tuple[str, int, int]], list[tuple[str, int, int, int]]]:
         """Live usage per model from ``start`` (or the end of an overlapping earlier report, so that a
-        calendar month and a first subscription period never bill the same tokens) to ``end``."""
+        calendar month and a first subscription period never bill the same tokens) to ``end``: of
+        live calls, and of batch lines with their summed (discounted) cost."""
         reports = UsageReport.__table__.c  # type: ignore[attr-defined]
         table = UsageRecord.__table__.c  # type: ignore[attr-defined]
         async with self.db.session() as session:
@@ -163,8 +193,15 @@ class UsageBilling:
                 )
             )
         start = floor if floor is not None and (timestamp(floor) or 0) > (timestamp(start) or 0) else start
+        batch = table.endpoint.like(f"{BATCH_USAGE}%")
         query = (
-            select(table.model, func.sum(table.prompt_tokens), func.sum(table.completion_tokens))
+            select(
+                table.model,
+                batch,
+                func.sum(table.prompt_tokens),
+                func.sum(table.completion_tokens),
+                func.sum(table.cost_micros),
+            )
             .join(ApiKey, ApiKey.id == table.key_id)  # type: ignore[arg-type]
             .where(
                 table.tenant_id == tenant_id,
@@ -172,15 +209,23 @@ class UsageBilling:
                 table.created_at < end,
                 ApiKey.environment == "live",
             )
-            .group_by(table.model)
+            .group_by(table.model, batch)
         )
         async with self.db.session() as session:
             rows = (await session.execute(query)).all()
-        return [(model, int(p or 0), int(c or 0)) for model, p, c in rows if model]
+        live = [
+            (model, int(p or 0), int(c or 0)) for model, is_batch, p, c, _ in rows if model and not is_batch
+        ]
+        lines = [
+            (model, int(p or 0), int(c or 0), int(m or 0))
+            for model, is_batch, p, c, m in rows
+            if model and is_batch
+        ]
+        return live, lines
 
     async def _claim_new(self, period: Period, now: datetime) -> UsageReport | None:
         """Insert the period's row as ``claimed``; None when another process inserted it first."""
-        lines = price_lines(await self._usage(period.tenant_id, period.start, period.end), self.prices)
+        lines = await self._lines(period.tenant_id, period.start, period.end)
         report = UsageReport(
             id=new_report_id(),
             tenant_id=period.tenant_id,
@@ -225,9 +270,7 @@ class UsageBilling:
         table = UsageReport.__table__.c  # type: ignore[attr-defined]
         change = update(UsageReport).where(table.id == report.id, table.status == report.status)
         if report.status == "due":
-            lines = price_lines(
-                await self._usage(report.tenant_id, report.period_start, report.period_end), self.prices
-            )
+            lines = await self._lines(report.tenant_id, report.period_start, report.period_end)
             report.lines, report.currency = lines, self.currency
             report.amount_minor = sum(line["amount_minor"] for line in lines)
             values: dict[str, Any] = {
@@ -251,14 +294,16 @@ class UsageBilling:
             for line in report.lines:
                 if line["amount_minor"] <= 0:
                     continue
+                batch = " (batch, at the plan's batch discount)" if line.get("batch") else ""
                 refs.append(
                     await self.provider.add_invoice_item(
                         customer_id,
                         line["amount_minor"],
                         report.currency,
-                        f"{line['model']}: {line['prompt_tokens']:,} input and {line['completion_tokens']:,} "
-                        f"output tokens, {start:%Y-%m-%d} to {end:%Y-%m-%d}",
-                        f"usage:{report.tenant_id}:{int(timestamp(start) or 0)}:{line['model']}",
+                        f"{line['model']}{batch}: {line['prompt_tokens']:,} input and "
+                        f"{line['completion_tokens']:,} output tokens, {start:%Y-%m-%d} to {end:%Y-%m-%d}",
+                        f"usage:{report.tenant_id}:{int(timestamp(start) or 0)}:{line['model']}"
+                        + (":batch" if batch else ""),
                     )
                 )
         except Exception:  # the claim stays; a later pass retakes it with the same idempotency keys

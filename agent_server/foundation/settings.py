@@ -277,6 +277,28 @@ class Settings(BaseSettings):
         description="How long /v1/responses answers (store not false) can be read and chained.",
     )
 
+    # Files and batches (docs/batches.md).
+    files_store: Literal["auto", "directory", "database"] = Field(
+        default="auto",
+        description="Where /v1/files content lives: `directory` (data_dir/files, one host), `database` "
+        "(chunks in the database, every process and host); `auto`: `database` with "
+        "AGENTGATE_DATABASE_URL, else `directory`.",
+    )
+    files_retention_days: int = Field(
+        default=30, ge=1, le=3650, description="Uploaded files and batch outputs are deleted after this."
+    )
+    batch_share_percent: int = Field(
+        default=50,
+        ge=1,
+        le=100,
+        description="The most of a key's live rate limit its batches take, in percent of the window.",
+    )
+    batch_slice_seconds: float = Field(
+        default=20.0,
+        gt=0,
+        description="A batch job runs lines this long, then queues its next slice (within the job lease).",
+    )
+
     # Logs, metrics and traces (docs/operations.md). Traces follow the standard OTEL_* variables.
     log_format: Literal["text", "json"] = Field(
         default="text", description="One JSON object per line with json."

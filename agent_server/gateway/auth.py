@@ -108,6 +108,19 @@ class KeyAuthenticator:
             raise self.refuse(f"This API key expired at {iso(utc(principal.expires_at))}; use another key.")
         return principal
 
+    async def by_digest(self, digest: str) -> KeyPrincipal:
+        """The principal of a stored key digest (a batch runs its lines as the key that created it),
+        refused like ``authenticate`` once the key is revoked or expired."""
+        entry = self._cache.get(digest)
+        fresh = entry is not None and entry[1] > self._clock.now()
+        principal = entry[0] if fresh and entry is not None else await self._load(digest)
+        now = self._clock.now()
+        if principal is None or (principal.revokes_at is not None and now >= principal.revokes_at):
+            raise self.refuse("The API key of this batch was revoked.")
+        if principal.expires_at is not None and now >= principal.expires_at:
+            raise self.refuse(f"The API key of this batch expired at {iso(utc(principal.expires_at))}.")
+        return principal
+
     def invalidate(self, digest: str) -> None:
         self._generation += 1
         self._cache.pop(digest, None)

@@ -39,10 +39,12 @@ class Exchange:
         "backend",
         "call",
         "caller",
+        "discount",
         "endpoint",
         "gateway",
         "key",
         "model",
+        "row_token",
         "served",
         "ttft",
         "version",
@@ -57,6 +59,10 @@ class Exchange:
         self.call: Call | None = None  # for the stored request body of a key that keeps bodies
         self.served: LLMBackend | None = None  # the backend that answered (the router's choice)
         self.ttft: float | None = None  # a stream's milliseconds from admission to its first content
+        # A batch line's (agent_server/batches/lines.py): its usage row's fixed token, so a line run
+        # twice (a killed worker) is recorded once, and the plan's batch discount in percent.
+        self.row_token: str | None = None
+        self.discount = 0
 
     async def refuse(self, err: AgentError) -> AgentError:
         """``err`` with the rate-limit headers, recorded as this request's outcome."""
@@ -75,11 +81,11 @@ class Exchange:
     ) -> None:
         """The usage row (the request log's entry); ``said`` is the answer, stored as a body only
         for a key that keeps bodies."""
-        principal, served, token = self.caller.principal, self.served, None
+        principal, served, token = self.caller.principal, self.served, self.row_token
         if status == 500 and code is None:  # an unexpected failure: the client was told server_error
             code = AgentError.default_code
         if principal.log_bodies_days is not None:
-            token = new_token()
+            token = token or new_token()
             body = self.call.body if self.call is not None else None
             now, days = self.gateway.clock.now(), principal.log_bodies_days
             self.gateway.usage.keep_body(body_row(principal.tenant_id, token, body, said, now, days))
@@ -98,6 +104,7 @@ class Exchange:
             upstream=served.name if served is not None else None,
             model_served=getattr(served, "models", {}).get(self.model, self.model) if served else None,
             row_token=token,
+            discount_percent=self.discount,
         )
 
     async def run(self, call: Call, *, feature: str | None = None) -> Answer | Streamed:

@@ -41,6 +41,12 @@ ENDPOINTS = (
     "v2.chat",
     "v2.models",
     "playground",
+    "files",  # /v1/files and /v1/batches themselves (gateway_files.py, gateway_batches.py)
+    "batches",
+    "batch/chat",  # the lines of batches, at the plan's batch discount (agent_server/batches/lines.py)
+    "batch/embeddings",
+    "batch/completions",
+    "batch/responses",
 )
 STATUS_CLASSES = {"2xx": 2, "4xx": 4, "5xx": 5}
 CACHE_BACKEND = "cache"  # response_cache.CACHE_BACKEND: a row answered from the response cache

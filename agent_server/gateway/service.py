@@ -200,10 +200,12 @@ class Gateway:
         upstream: str | None = None,
         model_served: str | None = None,
         row_token: str | None = None,
+        discount_percent: int = 0,
     ) -> None:
         """Queue the request's usage row with its cost, and count it against the key's budget;
         ``api_version`` is the version the client pinned, if any. Sandbox keys are never charged.
-        The row is also the request log's entry (request_log.py), with the edge's request id."""
+        The row is also the request log's entry (request_log.py), with the edge's request id.
+        ``discount_percent`` is taken off the cost of a batch line's row."""
         principal = caller.principal
         INSTRUMENTS.count_tokens(model, prompt_tokens, completion_tokens)  # the Prometheus token counter
         cost, currency = 0, None
@@ -211,6 +213,8 @@ class Gateway:
             price = self.models.prices.get(model)
             if price is not None:
                 cost, currency = prompt_tokens * price[0] + completion_tokens * price[1], self.models.currency
+                if discount_percent:  # a batch line at the plan's batch discount (docs/batches.md)
+                    cost = cost * (100 - discount_percent) // 100
         await self.usage.append(
             UsageRow(
                 principal.tenant_id,

@@ -265,17 +265,19 @@ class UsageWriter:
         (counted and logged), since bodies are diagnostics and the rows are the record."""
         bodies, self._bodies = self._bodies, []
         try:
+            # Once per token: a batch line run again (agent_server/batches) keeps its first bodies.
+            statement = _insert_once(self._db.engine.dialect.name, BODY_TABLE)
             async with self._db.engine.begin() as conn:
-                await conn.execute(insert(BODY_TABLE), bodies)
+                await conn.execute(statement, bodies)
         except Exception as exc:
             self.bodies_dropped += len(bodies)
             log.warning("%d request bodies not stored (%s)", len(bodies), type(exc).__name__)
 
 
-def _insert_once(dialect: str) -> Any:
+def _insert_once(dialect: str, table: Any = USAGE_TABLE) -> Any:
     """INSERT ... ON CONFLICT (row_token) DO NOTHING on PostgreSQL and SQLite."""
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert as dialect_insert
     else:
         from sqlalchemy.dialects.sqlite import insert as dialect_insert
-    return dialect_insert(USAGE_TABLE).on_conflict_do_nothing(index_elements=["row_token"])
+    return dialect_insert(table).on_conflict_do_nothing(index_elements=["row_token"])

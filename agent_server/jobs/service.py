@@ -31,7 +31,12 @@ class Jobs:
         self.store, self.queue, self.runner, self.types, self.lease = store, queue, runner, types, lease
 
     async def submit(self, job_type: str, job_input: dict[str, Any]) -> JobRecord:
+        """A job of the public site API (/api/jobs): its type and input are checked first."""
         self.types.validate(job_type, job_input)
+        return await self.start(job_type, job_input)
+
+    async def start(self, job_type: str, job_input: dict[str, Any]) -> JobRecord:
+        """A job the service itself queues (e.g. a batch's next slice), of a type with a handler."""
         job = await self.store.create(job_type, job_input)
         try:
             await self.queue.enqueue(job.id)

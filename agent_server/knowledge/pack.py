@@ -65,6 +65,10 @@ class Plan(Strict):
     description: str
     # Active API keys a tenant may hold at once; null: no limit (docs/models-and-keys.md).
     max_keys: int | None = Field(default=None, ge=1)
+    # The largest upload to /v1/files, in bytes (docs/batches.md); null: the default of plans with files.
+    max_file_bytes: int | None = Field(default=None, ge=1)
+    # Percent off the price of batch usage (docs/batches.md, "Money"); 0: batches cost what live calls do.
+    batch_discount: int = Field(default=0, ge=0, le=100)
 
 
 class Model(Strict):

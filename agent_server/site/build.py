@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 from agent_server.billing.checkout import Checkout
 from agent_server.billing.config import billing_provider
@@ -63,6 +64,7 @@ class Site:
     jobs: Jobs
     checkout: Checkout
     subscriptions: Subscriptions
+    housekeeping: list[Callable[[], Awaitable[object]]] = dataclass_field(default_factory=list)  # more sweeps
 
     def worker(self) -> Consumer:
         # Housekeeping also deletes what outlived its retention: idempotency records, stored responses,
@@ -70,7 +72,11 @@ class Site:
         responses = ResponseStore.of(self.services)
         retention = BodyRetention(self.services.db, self.services.clock)  # the request log's bodies
         return self.jobs.worker(
-            self.services.settings.job_concurrency, self.idempotency.purge, responses.purge, retention.purge
+            self.services.settings.job_concurrency,
+            self.idempotency.purge,
+            responses.purge,
+            retention.purge,
+            *self.housekeeping,
         )
 
     async def serve_jobs(self) -> None:

@@ -28,7 +28,14 @@ from agent_server.webhooks.tables import (
 )
 from agent_server.webhooks.url_guard import UrlGuard
 
-EVENT_TYPES = ("usage.threshold_reached", "key.rotated", "invoice.created", "audit.flagged")
+EVENT_TYPES = (
+    "usage.threshold_reached",
+    "key.rotated",
+    "invoice.created",
+    "audit.flagged",
+    "batch.completed",  # agent_server/batches/events.py
+    "batch.failed",
+)
 TEST_EVENT = "webhook.test"
 
 

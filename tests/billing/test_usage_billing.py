@@ -139,3 +139,31 @@ async def test_a_period_the_provider_renewed_first_is_billed_from_its_due_row(li
     assert await engine(live).usage.run_once() == [due.id]
     [reported] = await reports(live)
     assert reported.status == "reported" and reported.amount_minor == sum(EXPECTED.values())
+
+
+@pytest.mark.parametrize("provider", ["sandbox"])
+async def test_batch_usage_is_its_own_line_at_the_batch_discount(live_billed: Live) -> None:
+    live, tenant = live_billed, live_billed.tenants["a"]
+    live_key, _ = await live.keys()
+    await subscribe(live)
+    gateway = live.app.state.gateway
+    caller = Caller(await gateway.keys.authenticate(live_key), {}, 0.0)
+    await gateway.record(caller, "chat", "gpt-4o", 200, "test", prompt_tokens=1_000_000)
+    for _ in range(2):  # two batch lines of the same model, at a 50 % discount (agent_server/batches)
+        await gateway.record(
+            caller, "batch/chat", "gpt-4o", 200, "test", prompt_tokens=500_000, discount_percent=50
+        )
+    await gateway.usage.flush()
+    found = await account(live, tenant)
+    assert found is not None and found.current_period_end is not None and found.customer_id
+    live.advance(found.current_period_end.timestamp() - live.clock.now() + SETTLE.total_seconds())
+    [sent] = await engine(live).usage.run_once()
+    [report] = await reports(live)
+    assert report.id == sent
+    assert [(line["model"], line.get("batch", False), line["amount_minor"]) for line in report.lines] == [
+        ("gpt-4o", False, 250),  # 1M input tokens at 2.50 EUR
+        ("gpt-4o", True, 125),  # the same tokens in batches, half price
+    ]
+    items = await items_at_provider(live, found.customer_id)
+    ours = [item for item in items if item["id"] in report.provider_refs]
+    assert any("gpt-4o (batch, at the plan's batch discount)" in item["description"] for item in ours)

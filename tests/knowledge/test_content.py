@@ -14,7 +14,14 @@ from agent_server.foundation.settings import Settings
 from agent_server.knowledge.pack import ContentError, load_pack, shipped_content_dir
 
 SHIPPED = shipped_content_dir()
-SPEC_EVENTS = {"usage.threshold_reached", "key.rotated", "invoice.created", "audit.flagged"}
+SPEC_EVENTS = {
+    "usage.threshold_reached",
+    "key.rotated",
+    "invoice.created",
+    "audit.flagged",
+    "batch.completed",
+    "batch.failed",
+}
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -163,7 +170,7 @@ def test_webhook_events_named_anywhere_are_exactly_the_spec_events() -> None:
     named: set[str] = set()
     for name, text in texts.items():
         assert not re.search(r"\bjob\.(succeeded|failed|created|cancelled)\b", text), name
-        named |= set(re.findall(r"\b(?:usage|key|invoice|audit|job)\.[a-z_]+\b", text))
+        named |= set(re.findall(r"\b(?:usage|key|invoice|audit|job|batch)\.[a-z_]+\b", text))
     assert named == SPEC_EVENTS
     kb_full = texts["kb-full.md"]
     assert all(event in kb_full for event in SPEC_EVENTS)

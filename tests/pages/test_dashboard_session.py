@@ -37,7 +37,7 @@ def signed_in_pages() -> list[str]:
 
 def test_the_signed_in_pages_are_all_there() -> None:
     assert signed_in_pages() == [
-        "/app", "/app/account", "/app/audit", "/app/billing", "/app/keys", "/app/leads", "/app/logs", "/app/members",
+        "/app", "/app/account", "/app/audit", "/app/batches", "/app/billing", "/app/keys", "/app/leads", "/app/logs", "/app/members",
         "/app/passkeys", "/app/playground", "/app/provider-keys", "/app/routing", "/app/sso", "/app/sso/enforcement",
         "/app/tenants", "/app/usage", "/app/webhooks",
     ]  # fmt: skip

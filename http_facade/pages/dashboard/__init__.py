@@ -12,6 +12,7 @@ from http_facade.pages.dashboard import (
     account,
     audit_log,
     auth,
+    batches,
     billing,
     byok,
     invitation,
@@ -36,7 +37,7 @@ from http_facade.pages.dashboard import (
 
 AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
-    for area in (auth, register, password, overview, keys, usage, logs, webhooks, webhook_manage, playground, routing,
+    for area in (auth, register, password, overview, keys, usage, logs, batches, webhooks, webhook_manage, playground, routing,
                  audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants, members, account, invitation, leads)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()

@@ -45,6 +45,7 @@ APP_NAV: tuple[tuple[str, str], ...] = (
     (f"{APP_PATH}/keys", "API keys"),
     (f"{APP_PATH}/usage", "Usage"),
     (f"{APP_PATH}/logs", "Requests"),
+    (f"{APP_PATH}/batches", "Batches"),
     (f"{APP_PATH}/webhooks", "Webhooks"),
     (f"{APP_PATH}/playground", "Playground"),
     (f"{APP_PATH}/billing", "Plan and billing"),
@@ -67,7 +68,7 @@ NAV_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     (group, tuple(f"{APP_PATH}{tail}" for tail in tails))
     for group, tails in (
         ("Build", ("", "/keys", "/playground", "/webhooks")),
-        ("Watch", ("/usage", "/logs", "/audit")),
+        ("Watch", ("/usage", "/logs", "/batches", "/audit")),
         ("Organisation", ("/members", "/billing", "/sso", "/provider-keys")),
         ("Your account", ("/account", "/passkeys")),
         ("Platform", ("/routing", "/tenants", "/leads")),
