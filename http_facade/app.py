@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from agent_server.accounts.service import Accounts
 from agent_server.billing.wiring import build_billing
 from agent_server.clock import Clock
+from agent_server.commerce.wiring import build_commerce
 from agent_server.deployment import check_deployment
 from agent_server.gateway.response_cache import ResponseCache
 from agent_server.gateway.service import Gateway
@@ -74,6 +75,8 @@ def create_app(
     registry = build_registry(settings)
     site = build_site(services, registry)  # public site API: limits, tokens, jobs, checkout
     billing = build_billing(services, gateway)  # payment provider, its events, trials (docs/billing.md)
+    # Agent platforms buy the catalogue over ACP, REST and MCP (docs/agentic-commerce.md).
+    commerce = build_commerce(services, site.idempotency)
     # Mail of the site: the newsletter's confirmation links, discovery-call requests and their notices.
     site.subscriptions.mailer = accounts.mailer
     discovery_calls = DiscoveryCalls(
@@ -132,6 +135,7 @@ def create_app(
     app.state.site = site
     app.state.billing = billing
     app.state.discovery_calls = discovery_calls
+    app.state.commerce = commerce
     # Off unless AGENTGATE_RESPONSE_CACHE: then the cached chat and embeddings routes serve /v1.
     app.state.response_cache = ResponseCache.from_settings(settings, services.kv, services.clock)
     app.state.ready = False

@@ -1,0 +1,95 @@
+"""Orders made by completed checkout sessions: written with the session's move to ``completed`` in
+one transaction (the order is unique per session), read back as ACP ``Order``s, and moved on by the
+platform administrator (fulfilled, canceled)."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from sqlalchemy import update
+from sqlmodel import col, select
+
+from agent_server.clock import Clock
+from agent_server.commerce.tables import CheckoutSessionRecord, CommerceOrderRecord
+from agent_server.commerce.view import order_view
+from agent_server.errors import Conflict, NotFound
+from agent_server.storage.db import Database
+from agent_server.timeutil import utc
+
+ORDERS_PATH = "/agentic_commerce/orders"
+# What an administrator may do to an order, and from which states.
+MOVES = {"completed": ("confirmed",), "canceled": ("confirmed",)}
+
+
+class Orders:
+    def __init__(self, db: Database, clock: Clock, base_url: str) -> None:
+        self.db, self.clock, self.base_url = db, clock, base_url.rstrip("/")
+
+    def permalink(self, order_id: str) -> str:
+        return f"{self.base_url}{ORDERS_PATH}/{order_id}"
+
+    async def create(
+        self,
+        record: CheckoutSessionRecord,
+        email: str,
+        lines: list[dict[str, Any]],
+        provider: str,
+        payment_ref: str,
+    ) -> CommerceOrderRecord:
+        now = utc(self.clock.now())
+        order = CommerceOrderRecord(
+            id=f"acpord_{secrets.token_hex(12)}",
+            checkout_session_id=record.id,
+            platform_id=record.platform_id,
+            status="confirmed",
+            currency=record.currency,
+            amount_minor=sum(line["unit_amount"] * line["quantity"] for line in lines),
+            payment_provider=provider,
+            payment_ref=payment_ref,
+            email=email,
+            lines=[
+                {k: line[k] for k in ("id", "name", "product_id", "unit_amount", "quantity")}
+                for line in lines
+            ],
+            created_at=now,
+            updated_at=now,
+        )
+        async with self.db.session() as session:
+            session.add(order)
+            await session.execute(
+                update(CheckoutSessionRecord)
+                .where(col(CheckoutSessionRecord.id) == record.id)
+                .values(status="completed", order_id=order.id, updated_at=now)
+            )
+        record.status, record.order_id, record.updated_at = "completed", order.id, now
+        return order
+
+    async def get(self, order_id: str) -> CommerceOrderRecord:
+        async with self.db.session() as session:
+            order = await session.get(CommerceOrderRecord, order_id)
+        if order is None:
+            raise NotFound(f"No order '{order_id}'.", code="order_not_found", param="order_id")
+        return order
+
+    async def view_of(self, order_id: str) -> dict[str, Any]:
+        return order_view(await self.get(order_id), self.permalink(order_id))
+
+    async def recent(self, limit: int) -> list[CommerceOrderRecord]:
+        async with self.db.session() as session:
+            rows = await session.execute(
+                select(CommerceOrderRecord).order_by(col(CommerceOrderRecord.created_at).desc()).limit(limit)
+            )
+            return list(rows.scalars())
+
+    async def move(self, order_id: str, status: str) -> CommerceOrderRecord:
+        """``completed`` (fulfilled) or ``canceled``, from ``confirmed`` only."""
+        order = await self.get(order_id)
+        if order.status not in MOVES[status]:
+            raise Conflict(f"This order is {order.status}; it cannot become {status}.", code="order_state")
+        async with self.db.session() as session:
+            stored = await session.get(CommerceOrderRecord, order_id)
+            assert stored is not None
+            stored.status, stored.updated_at = status, utc(self.clock.now())
+            session.add(stored)
+        return stored

@@ -1,0 +1,114 @@
+"""Delegated payment: the token an agent platform got for the buyer is charged at the billing
+provider when a session completes (docs/agentic-commerce.md, "Paying").
+
+The sandbox provider knows three tokens with the outcomes of its test cards, plus issuer
+authentication (3-D Secure) that the people's hosted checkout does inside its own page. Each charge
+is an object of the sandbox's records (a ``payment_intent``) whose lookup key names the session and
+attempt, so a retried attempt finds its charge instead of making a second one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from agent_server.billing.port import BillingProvider
+from agent_server.errors import Unavailable
+
+Outcome = Literal["succeeded", "declined", "authentication_required"]
+SANDBOX_TOKENS: dict[str, Outcome] = {
+    "spt_sandbox_success": "succeeded",
+    "spt_sandbox_declined": "declined",
+    "spt_sandbox_authentication_required": "authentication_required",
+}
+
+
+@dataclass(frozen=True)
+class Charge:
+    outcome: Outcome
+    ref: str  # the provider's object, "" when nothing was made
+
+
+class DelegatedPayments(Protocol):
+    provider: str
+
+    def handlers(self) -> list[dict[str, Any]]:
+        """The ACP payment handlers a session offers (capabilities.payment.handlers)."""
+        ...
+
+    async def charge(
+        self, token: str, amount: int, currency: str, reference: str, authenticated: bool
+    ) -> Charge: ...
+
+
+class SandboxPayments:
+    provider = "sandbox"
+    HANDLER_ID = "card_tokenized"
+
+    def __init__(self, store: Any) -> None:
+        self.store = store  # the sandbox provider's SandboxStore
+
+    def handlers(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": self.HANDLER_ID,
+                "name": "dev.acp.tokenized.card",
+                "display_name": "Card (sandbox)",
+                "version": "2026-01-22",
+                "spec": "https://acp.dev/handlers/tokenized.card",
+                "requires_delegate_payment": True,
+                "requires_pci_compliance": False,
+                "psp": "sandbox",
+                "config_schema": "https://acp.dev/schemas/handlers/tokenized.card/config.json",
+                "instrument_schemas": ["https://acp.dev/schemas/handlers/tokenized.card/instrument.json"],
+                "config": {"environment": "sandbox", "supports_3ds": True, "tokens": sorted(SANDBOX_TOKENS)},
+            }
+        ]
+
+    async def charge(
+        self, token: str, amount: int, currency: str, reference: str, authenticated: bool
+    ) -> Charge:
+        outcome = SANDBOX_TOKENS.get(token, "declined")
+        if outcome == "authentication_required":
+            if not authenticated:
+                return Charge("authentication_required", "")
+            outcome = "succeeded"
+        intent, _ = await self.store.add(
+            "payment_intent",
+            {
+                "amount": amount,
+                "currency": currency,
+                "metadata": {"acp_reference": reference},
+                "status": "succeeded" if outcome == "succeeded" else "requires_payment_method",
+                **({"last_payment_error": {"code": "card_declined"}} if outcome == "declined" else {}),
+            },
+            lookup=f"acp:{reference}",
+        )
+        succeeded = intent["status"] == "succeeded"
+        return Charge("succeeded" if succeeded else "declined", intent["id"])
+
+
+class NoDelegatedPayments:
+    """A provider without a delegated-payment flow here yet: sessions offer no handler and
+    completing one answers 503 rather than pretending."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+
+    def handlers(self) -> list[dict[str, Any]]:
+        return []
+
+    async def charge(
+        self, token: str, amount: int, currency: str, reference: str, authenticated: bool
+    ) -> Charge:
+        raise Unavailable(
+            f"Delegated payment through the '{self.provider}' provider is not available yet.",
+            code="payment_provider_unavailable",
+        )
+
+
+def delegated_payments(provider: BillingProvider) -> DelegatedPayments:
+    store = getattr(provider, "store", None)
+    if provider.name == "sandbox" and store is not None:
+        return SandboxPayments(store)
+    return NoDelegatedPayments(provider.name)

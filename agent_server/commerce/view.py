@@ -1,0 +1,132 @@
+"""Checkout sessions and orders as ACP 2026-04-17 writes them (``CheckoutSession``,
+``CheckoutSessionWithOrder``, ``Order``): built from the stored cart and today's prices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_server.commerce.offer import DIGITAL, Offer
+from agent_server.commerce.tables import CheckoutSessionRecord, CommerceOrderRecord
+from agent_server.timeutil import iso
+
+ACP_VERSION = "2026-04-17"
+OPEN = ("not_ready_for_payment", "ready_for_payment", "authentication_required")
+# Sandbox 3-D Secure: what the agent's authentication flow needs (AuthenticationMetadata).
+SANDBOX_3DS = {
+    "acquirer_details": {
+        "acquirer_bin": "400000",
+        "acquirer_country": "DE",
+        "acquirer_merchant_id": "sandbox_merchant",
+        "merchant_name": "agentgate sandbox",
+    },
+    "directory_server": "visa",
+    "flow_preference": {"type": "challenge", "challenge": {"type": "preferred"}},
+}
+
+
+def buyer_email(cart: dict[str, Any]) -> str | None:
+    """Where the confirmation goes: the buyer's address, else the fulfillment contact's."""
+    return (cart.get("buyer") or {}).get("email") or (cart.get("fulfillment_details") or {}).get("email")
+
+
+def message(kind: str, content: str, **fields: Any) -> dict[str, Any]:
+    return {"type": kind, "content_type": "plain", "content": content, **fields}
+
+
+def messages(record: CheckoutSessionRecord) -> list[dict[str, Any]]:
+    cart, found = record.cart, []
+    if record.status in OPEN and not buyer_email(cart):
+        found.append(
+            message(
+                "error",
+                "An e-mail address for the booking confirmation is needed (buyer.email).",
+                code="missing",
+                param="$.buyer.email",
+                resolution="requires_buyer_input",
+            )
+        )
+    if cart.get("declined") and record.status == "ready_for_payment":
+        found.append(
+            message(
+                "error",
+                "The payment was declined. Please try a different payment method.",
+                code="payment_declined",
+                resolution="requires_buyer_input",
+            )
+        )
+    if record.status == "expired":
+        found.append(message("info", "This checkout session expired; start a new one."))
+    if record.status == "canceled":
+        found.append(message("info", "Checkout session has been canceled."))
+    found.append(message("info", "Prices exclude VAT. Everything is delivered digitally by e-mail."))
+    return found
+
+
+def session_view(
+    record: CheckoutSessionRecord,
+    offer: Offer,
+    handlers: list[dict[str, Any]],
+    links: list[dict[str, Any]],
+    order: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    cart = record.cart
+    lines = offer.line_items(cart["items"])
+    view: dict[str, Any] = {
+        "id": record.id,
+        "protocol": {"version": ACP_VERSION},
+        "capabilities": {"payment": {"handlers": handlers}},
+        "status": record.status,
+        "currency": record.currency,
+        "line_items": lines,
+        "fulfillment_options": [DIGITAL],
+        "selected_fulfillment_options": [
+            {"type": "digital", "option_id": DIGITAL["id"], "item_ids": [line["id"] for line in lines]}
+        ],
+        "totals": offer.totals(lines, record.currency),
+        "messages": messages(record),
+        "links": links,
+        "created_at": iso(record.created_at),
+        "updated_at": iso(record.updated_at),
+        "expires_at": iso(record.expires_at),
+    }
+    for field in ("buyer", "fulfillment_details", "locale", "timezone", "metadata"):
+        if cart.get(field) is not None:
+            view[field] = cart[field]
+    if record.status == "authentication_required":
+        view["authentication_metadata"] = SANDBOX_3DS
+    if order is not None:
+        view["order"] = order
+    return view
+
+
+def order_view(order: CommerceOrderRecord, permalink: str) -> dict[str, Any]:
+    fulfilled = order.status == "completed"
+    return {
+        "id": order.id,
+        "checkout_session_id": order.checkout_session_id,
+        "permalink_url": permalink,
+        "order_number": order.id.removeprefix("acpord_")[:12].upper(),
+        "status": order.status,
+        "line_items": [
+            {
+                "id": line["id"],
+                "title": line["name"],
+                "product_id": line["product_id"],
+                "quantity": {
+                    "ordered": line["quantity"],
+                    "current": 0 if order.status == "canceled" else line["quantity"],
+                    "fulfilled": line["quantity"] if fulfilled else 0,
+                },
+                "unit_price": line["unit_amount"],
+                "subtotal": line["unit_amount"] * line["quantity"],
+                "status": "fulfilled"
+                if fulfilled
+                else ("removed" if order.status == "canceled" else "processing"),
+            }
+            for line in order.lines
+        ],
+        "totals": [
+            {"type": "subtotal", "display_text": "Subtotal", "amount": order.amount_minor},
+            {"type": "total", "display_text": "Total", "amount": order.amount_minor},
+        ],
+    }
