@@ -13,7 +13,7 @@ import base64
 import hashlib
 import hmac
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -56,6 +56,7 @@ class Answer:
     status: int
     body: dict[str, Any]
     replayed: bool = False
+    headers: dict[str, str] = field(default_factory=dict)  # Retry-After of a busy session
 
 
 @cache
@@ -82,7 +83,7 @@ def acp_error(exc: AgentError) -> Answer:
     body = {"type": kind, "code": code, "message": exc.message}
     if exc.param:
         body["param"] = exc.param
-    return Answer(status, body)
+    return Answer(status, body, headers={k: v for k, v in exc.headers.items() if k == "Retry-After"})
 
 
 def checked_body(operation: str, body: Any) -> dict[str, Any]:

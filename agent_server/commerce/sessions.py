@@ -246,4 +246,5 @@ def _require_open(record: CheckoutSessionRecord, verb: str) -> None:
         raise Conflict(
             f"This checkout session is {record.status} and cannot be {verb}.",
             code=f"checkout_session_{record.status}",
+            retry_after=1 if record.status == "complete_in_progress" else None,
         )

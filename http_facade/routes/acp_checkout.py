@@ -35,15 +35,13 @@ def meta_of(request: Request) -> Meta:
 
 
 def respond(answer: Answer, meta: Meta, post: bool) -> JSONResponse:
-    headers: dict[str, str] = {}
+    headers = dict(answer.headers)
     if post and meta.idempotency_key:
         headers["Idempotency-Key"] = meta.idempotency_key
     if answer.replayed:
         headers["Idempotent-Replayed"] = "true"
     if meta.request_id:
         headers["Request-Id"] = meta.request_id
-    if answer.body.get("code") in ("idempotency_in_flight", "checkout_session_busy"):
-        headers["Retry-After"] = "1"
     return JSONResponse(answer.body, status_code=answer.status, headers=headers)
 
 
