@@ -223,3 +223,25 @@ class AcpProtocol:
         expected = base64.urlsafe_b64encode(hmac.new(secret, signed, hashlib.sha256).digest()).rstrip(b"=")
         if not hmac.compare_digest(expected.decode(), meta.signature.strip().rstrip("=")):
             raise AuthFailed("The request Signature does not match.", code="invalid_signature")
+
+
+def inlined(name: str) -> dict[str, Any]:
+    """A definition of the bundle with every ``$ref`` replaced by its target, for schemas served
+    alone (MCP tool schemas must be self-contained, docs/mcp-binding.md)."""
+    definitions = bundle()["$defs"]
+
+    def resolve(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                target = ref.removeprefix("#/$defs/")
+                if target in seen:  # a cycle: leave it open rather than recurse for ever
+                    return {"type": "object"}
+                rest = {k: v for k, v in node.items() if k != "$ref"}
+                return {**resolve(definitions[target], (*seen, target)), **resolve(rest, seen)}
+            return {k: resolve(v, seen) for k, v in node.items() if k not in ("example", "examples")}
+        if isinstance(node, list):
+            return [resolve(item, seen) for item in node]
+        return node
+
+    return resolve(definitions[name], (name,))

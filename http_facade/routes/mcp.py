@@ -29,6 +29,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from agent_server.mcp import MCP_PROTOCOL_VERSION, RegistryMCPServer
 from agent_server.mcp_jsonrpc import Refusal, inspect
+from agent_server.request_context import AUTHORIZATION
 from agent_server.settings import Settings
 from http_facade.routes.mcp_transport import SessionManager, as_event_stream, read_body
 
@@ -171,6 +172,9 @@ class MCPEndpoint:
             assert self.sessions is not None
             await self.sessions.handle_request(scope, receive, send_with_version)
             return
+        # Tools that authenticate by themselves (the ACP tools) read the caller's credential; the tasks
+        # this request starts (the SDK's server task, the fast path) inherit it.
+        AUTHORIZATION.set(_header(scope, b"authorization") or None)
         accept = _header(scope, b"accept").lower()
         accepts_sse = "text/event-stream" in accept
         sse_only = accepts_sse and "application/json" not in accept and "*/*" not in accept
