@@ -13,6 +13,7 @@ from sqlmodel import col, select
 from agent_server.clock import Clock
 from agent_server.commerce.tables import CheckoutSessionRecord, CommerceOrderRecord
 from agent_server.commerce.view import order_view
+from agent_server.commerce.webhooks import OrderWebhooks
 from agent_server.errors import Conflict, NotFound
 from agent_server.storage.db import Database
 from agent_server.timeutil import utc
@@ -23,8 +24,8 @@ MOVES = {"completed": ("confirmed",), "canceled": ("confirmed",)}
 
 
 class Orders:
-    def __init__(self, db: Database, clock: Clock, base_url: str) -> None:
-        self.db, self.clock, self.base_url = db, clock, base_url.rstrip("/")
+    def __init__(self, db: Database, clock: Clock, base_url: str, webhooks: OrderWebhooks) -> None:
+        self.db, self.clock, self.base_url, self.webhooks = db, clock, base_url.rstrip("/"), webhooks
 
     def permalink(self, order_id: str) -> str:
         return f"{self.base_url}{ORDERS_PATH}/{order_id}"
@@ -62,6 +63,9 @@ class Orders:
                 .where(col(CheckoutSessionRecord.id) == record.id)
                 .values(status="completed", order_id=order.id, updated_at=now)
             )
+            queued = await self.webhooks.queue(session, order.platform_id, "order_create", self._view(order))
+        if queued:
+            self.webhooks.wake()
         record.status, record.order_id, record.updated_at = "completed", order.id, now
         return order
 
@@ -72,8 +76,11 @@ class Orders:
             raise NotFound(f"No order '{order_id}'.", code="order_not_found", param="order_id")
         return order
 
+    def _view(self, order: CommerceOrderRecord) -> dict[str, Any]:
+        return order_view(order, self.permalink(order.id))
+
     async def view_of(self, order_id: str) -> dict[str, Any]:
-        return order_view(await self.get(order_id), self.permalink(order_id))
+        return self._view(await self.get(order_id))
 
     async def recent(self, limit: int) -> list[CommerceOrderRecord]:
         async with self.db.session() as session:
@@ -92,4 +99,9 @@ class Orders:
             assert stored is not None
             stored.status, stored.updated_at = status, utc(self.clock.now())
             session.add(stored)
+            queued = await self.webhooks.queue(
+                session, stored.platform_id, "order_update", self._view(stored)
+            )
+        if queued:
+            self.webhooks.wake()
         return stored

@@ -15,9 +15,11 @@ from sqlmodel import col, select
 from agent_server.admin.crypto import SecretBox
 from agent_server.clock import Clock
 from agent_server.commerce.tables import AgentPlatform
+from agent_server.commerce.webhooks import endpoint_for, endpoint_id
 from agent_server.errors import AuthFailed, Conflict, NotFound, ValidationFailed
 from agent_server.storage.db import Database
 from agent_server.timeutil import iso, utc
+from agent_server.webhooks.tables import WebhookRecord
 from agent_server.webhooks.url_guard import UrlGuard
 
 CREDENTIAL_PREFIX = "acp_"
@@ -74,6 +76,8 @@ class Platforms:
         try:
             async with self.db.session() as session:
                 session.add(platform)
+                if platform.webhook_url:  # where its order events go (commerce/webhooks.py)
+                    session.add(endpoint_for(platform))
         except IntegrityError:
             raise Conflict(f"A platform named '{name}' exists already.", param="name") from None
         return NewPlatform(platform, credential, signing_secret)
@@ -101,6 +105,10 @@ class Platforms:
             if stored.revoked_at is None:
                 stored.revoked_at = utc(self.clock.now())
                 session.add(stored)
+                hook = await session.get(WebhookRecord, endpoint_id(stored.id))
+                if hook is not None:  # no more order events either
+                    hook.enabled, hook.disabled_reason = False, "platform revoked"
+                    session.add(hook)
             platform = stored
         return platform
 

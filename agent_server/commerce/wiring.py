@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_server.admin.crypto import SecretBox
+from agent_server.admin.wiring import admin_services
 from agent_server.billing.config import billing_provider
 from agent_server.commerce.offer import Offer
 from agent_server.commerce.orders import Orders
@@ -14,6 +15,7 @@ from agent_server.commerce.payment import delegated_payments
 from agent_server.commerce.platforms import Platforms
 from agent_server.commerce.protocol import AcpProtocol
 from agent_server.commerce.sessions import CheckoutSessions
+from agent_server.commerce.webhooks import OrderWebhooks
 from agent_server.errors import Unavailable
 from agent_server.idempotency import IdempotencyStore
 from agent_server.services import Services
@@ -47,7 +49,8 @@ def build_commerce(services: Services, idempotency: IdempotencyStore) -> Commerc
     platforms = Platforms(
         services.db, clock, SecretBox.from_settings(settings), UrlGuard.for_mode(settings.sandbox)
     )
-    orders = Orders(services.db, clock, base_url)
+    webhooks = OrderWebhooks(clock, admin_services(services).worker.wake)  # the durable delivery
+    orders = Orders(services.db, clock, base_url, webhooks)
     sessions = CheckoutSessions(
         services.db,
         clock,
