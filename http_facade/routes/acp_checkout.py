@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from agent_server.commerce.feed import FEED_ID, feed_metadata, products
 from agent_server.commerce.protocol import Answer, Meta, acp_error
 from agent_server.commerce.wiring import API_BASE, commerce_of
 from agent_server.errors import AgentError, ValidationFailed
@@ -134,3 +135,25 @@ async def order_permalink(order_id: str, request: Request) -> JSONResponse:
     except AgentError as exc:
         answer = acp_error(exc)
         return JSONResponse(answer.body, status_code=answer.status)
+
+
+@router.get(
+    "/feeds/" + FEED_ID,
+    response_model=None,
+    summary="The product feed's metadata (ACP feed API getFeed, read-only)",
+)
+async def feed() -> JSONResponse:
+    return JSONResponse(feed_metadata())
+
+
+@router.get(
+    "/feeds/" + FEED_ID + "/products",
+    response_model=None,
+    summary="What agents can buy, as the ACP feed's products (public; prices in minor units)",
+)
+async def feed_products(request: Request) -> JSONResponse:
+    services = request.app.state.services
+    base_url = services.settings.public_base_url.rstrip("/")
+    return JSONResponse(
+        products(services.knowledge.pack, base_url), headers={"Cache-Control": "public, max-age=300"}
+    )

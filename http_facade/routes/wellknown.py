@@ -18,6 +18,7 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.responses import Response
 
 from agent_server.clock import Clock
+from agent_server.commerce.offer import Offer
 from agent_server.errors import NotFound
 from agent_server.settings import Settings
 from agent_server.versions import POLICY_PATH, VersionRegistry
@@ -27,6 +28,7 @@ from http_facade.gateway_deps import admin_claims, user_claims
 from http_facade.versioning import UNVERSIONED
 from wellknown import agent_card as cards
 from wellknown import catalog, oauth, skills
+from wellknown.acp import ACP_DISCOVERY_PATH, acp_discovery
 from wellknown.agents_md import agents_md, versioning_policy
 from wellknown.mcp import CARD_PATHS, MCP_PATH, mcp_manifest, mcp_openapi_operations
 from wellknown.openapi import RawRoute, build_openapi
@@ -175,6 +177,18 @@ def _agents_text(request: Request) -> str:
 )
 async def agents(request: Request) -> Response:
     return document(request, _agents_text(request).encode(), "text/markdown; charset=utf-8")
+
+
+@router.get(
+    ACP_DISCOVERY_PATH,
+    summary="Agentic Commerce Protocol discovery (versions, transports, capabilities)",
+    response_class=Response,
+    responses=_json_responses(),
+)
+async def acp_json(request: Request, settings: SettingsDep, services: ServicesDep) -> Response:
+    currencies = Offer(services.knowledge.pack).currencies
+    hour = {"Cache-Control": "public, max-age=3600"}  # the discovery RFC's minimum
+    return json_document(request, acp_discovery(settings, currencies), headers=hour)
 
 
 @router.get(POLICY_PATH, summary="API versioning policy", response_class=Response, responses=MARKDOWN)

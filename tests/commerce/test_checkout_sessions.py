@@ -65,7 +65,7 @@ async def test_bad_items_are_refused_with_the_specs_error_object(shop: Shop) -> 
     body = {"currency": "eur", "line_items": [{"id": "nope"}], "capabilities": {}}
     error = error_of(await shop.post("/checkout_sessions", body), 400, "invalid_item_id")
     assert error["type"] == "invalid_request" and error["param"] == "$.line_items[0].id"
-    body["line_items"] = [{"id": "gpu-node-h100"}, {"id": TRAINING}]
+    body["line_items"] = [{"id": "edge-inference-node"}, {"id": TRAINING}]
     hardware = await shop.post("/checkout_sessions", body)
     assert hardware.status_code == 400 and hardware.json()["param"] == "$.line_items[0].id"
     body["line_items"], body["currency"] = [{"id": TRAINING}], "usd"
