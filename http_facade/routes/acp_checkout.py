@@ -12,16 +12,26 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from agent_server.commerce.feed import FEED_ID, feed_metadata, products
-from agent_server.commerce.protocol import Answer, Meta, acp_error
+from agent_server.commerce.protocol import Answer, Meta, acp_error, inlined
 from agent_server.commerce.wiring import API_BASE, commerce_of
 from agent_server.errors import AgentError, ValidationFailed
 
 router = APIRouter(prefix=API_BASE, tags=["agentic commerce"])
 SPEC = "Agentic Commerce Protocol 2026-04-17; request and response bodies as its OpenAPI defines them."
+ERROR = {"application/json": {"schema": inlined("Error")}}
 ERRORS: dict[int | str, dict[str, Any]] = {
-    "4XX": {"description": "The spec's Error object: {type, code, message, param?}."},
-    "5XX": {"description": "The spec's Error object (processing_error or service_unavailable)."},
+    "4XX": {"description": "The spec's Error object: {type, code, message, param?}.", "content": ERROR},
+    "5XX": {
+        "description": "The spec's Error object (processing_error or service_unavailable).",
+        "content": ERROR,
+    },
 }
+
+
+def answers(status: int, name: str) -> dict[int | str, dict[str, Any]]:
+    """The spec's schema for the success status, and its Error for the rest."""
+    body = {"application/json": {"schema": {"type": "object", **inlined(name)}}}
+    return {status: {"description": f"The ACP {name}.", "content": body}, **ERRORS}
 
 
 def meta_of(request: Request) -> Meta:
@@ -72,7 +82,7 @@ async def serve(request: Request, operation: str, session_id: str | None = None)
     response_model=None,
     summary="Create a checkout session (ACP createCheckoutSession)",
     description=SPEC,
-    responses=ERRORS,
+    responses=answers(201, "CheckoutSession"),
 )
 async def create_checkout_session(request: Request) -> JSONResponse:
     return await serve(request, "create")
@@ -83,7 +93,7 @@ async def create_checkout_session(request: Request) -> JSONResponse:
     response_model=None,
     summary="Retrieve a checkout session (ACP getCheckoutSession)",
     description=SPEC,
-    responses=ERRORS,
+    responses=answers(200, "CheckoutSession"),
 )
 async def get_checkout_session(checkout_session_id: str, request: Request) -> JSONResponse:
     return await serve(request, "get", checkout_session_id)
@@ -94,7 +104,7 @@ async def get_checkout_session(checkout_session_id: str, request: Request) -> JS
     response_model=None,
     summary="Update a checkout session (ACP updateCheckoutSession)",
     description=SPEC,
-    responses=ERRORS,
+    responses=answers(200, "CheckoutSession"),
 )
 async def update_checkout_session(checkout_session_id: str, request: Request) -> JSONResponse:
     return await serve(request, "update", checkout_session_id)
@@ -105,7 +115,7 @@ async def update_checkout_session(checkout_session_id: str, request: Request) ->
     response_model=None,
     summary="Pay with a delegated payment token and place the order (ACP completeCheckoutSession)",
     description=SPEC,
-    responses=ERRORS,
+    responses=answers(200, "CheckoutSessionWithOrder"),
 )
 async def complete_checkout_session(checkout_session_id: str, request: Request) -> JSONResponse:
     return await serve(request, "complete", checkout_session_id)
@@ -116,7 +126,7 @@ async def complete_checkout_session(checkout_session_id: str, request: Request) 
     response_model=None,
     summary="Cancel a checkout session (ACP cancelCheckoutSession)",
     description=SPEC,
-    responses=ERRORS,
+    responses=answers(200, "CheckoutSession"),
 )
 async def cancel_checkout_session(checkout_session_id: str, request: Request) -> JSONResponse:
     return await serve(request, "cancel", checkout_session_id)
@@ -126,7 +136,7 @@ async def cancel_checkout_session(checkout_session_id: str, request: Request) ->
     "/orders/{order_id}",
     response_model=None,
     summary="An order's permalink: the ACP Order a completed session made (the id is the secret)",
-    responses=ERRORS,
+    responses=answers(200, "Order"),
 )
 async def order_permalink(order_id: str, request: Request) -> JSONResponse:
     commerce = commerce_of(request.app.state.services)

@@ -25,7 +25,7 @@ from agent_server.versions import POLICY_PATH, VersionRegistry
 from http_facade.deps import RegistryDep, ServicesDep, SettingsDep
 from http_facade.errors import uses_gateway_envelope
 from http_facade.gateway_deps import admin_claims, user_claims
-from http_facade.versioning import UNVERSIONED
+from http_facade.versioning import SELF_VERSIONED_PREFIXES, UNVERSIONED
 from wellknown import agent_card as cards
 from wellknown import catalog, oauth, skills
 from wellknown.acp import ACP_DISCOVERY_PATH, acp_discovery
@@ -286,6 +286,7 @@ def openapi_override(
                 uses_gateway_envelope=uses_gateway_envelope,
                 unversioned=UNVERSIONED,
                 signed_in=signed_in_operations(app),
+                own_contract=SELF_VERSIONED_PREFIXES,
             )
             cache.update(key=key, doc=doc)
         return cache["doc"]
