@@ -16,6 +16,7 @@ from agent_server.billing.port import BillingProvider
 from agent_server.errors import Unavailable
 
 Outcome = Literal["succeeded", "declined", "authentication_required"]
+HANDLER_ID = "card_tokenized"
 SANDBOX_TOKENS: dict[str, Outcome] = {
     "spt_sandbox_success": "succeeded",
     "spt_sandbox_declined": "declined",
@@ -37,40 +38,45 @@ class DelegatedPayments(Protocol):
         ...
 
     async def charge(
-        self, token: str, amount: int, currency: str, reference: str, authenticated: bool
-    ) -> Charge: ...
+        self, token: str, amount: int, currency: str, reference: str, authentication: dict[str, Any] | None
+    ) -> Charge:
+        """``authentication``: the agent's successful 3-D Secure result (``AuthenticationResult``)."""
+        ...
+
+
+def card_handler(psp: str, display_name: str, config: dict[str, Any]) -> dict[str, Any]:
+    """ACP's tokenized-card payment handler: the agent platform delegates a card as a token."""
+    return {
+        "id": HANDLER_ID,
+        "name": "dev.acp.tokenized.card",
+        "display_name": display_name,
+        "version": "2026-01-22",
+        "spec": "https://acp.dev/handlers/tokenized.card",
+        "requires_delegate_payment": True,
+        "requires_pci_compliance": False,
+        "psp": psp,
+        "config_schema": "https://acp.dev/schemas/handlers/tokenized.card/config.json",
+        "instrument_schemas": ["https://acp.dev/schemas/handlers/tokenized.card/instrument.json"],
+        "config": config,
+    }
 
 
 class SandboxPayments:
     provider = "sandbox"
-    HANDLER_ID = "card_tokenized"
 
     def __init__(self, store: Any) -> None:
         self.store = store  # the sandbox provider's SandboxStore
 
     def handlers(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "id": self.HANDLER_ID,
-                "name": "dev.acp.tokenized.card",
-                "display_name": "Card (sandbox)",
-                "version": "2026-01-22",
-                "spec": "https://acp.dev/handlers/tokenized.card",
-                "requires_delegate_payment": True,
-                "requires_pci_compliance": False,
-                "psp": "sandbox",
-                "config_schema": "https://acp.dev/schemas/handlers/tokenized.card/config.json",
-                "instrument_schemas": ["https://acp.dev/schemas/handlers/tokenized.card/instrument.json"],
-                "config": {"environment": "sandbox", "supports_3ds": True, "tokens": sorted(SANDBOX_TOKENS)},
-            }
-        ]
+        config = {"environment": "sandbox", "supports_3ds": True, "tokens": sorted(SANDBOX_TOKENS)}
+        return [card_handler("sandbox", "Card (sandbox)", config)]
 
     async def charge(
-        self, token: str, amount: int, currency: str, reference: str, authenticated: bool
+        self, token: str, amount: int, currency: str, reference: str, authentication: dict[str, Any] | None
     ) -> Charge:
         outcome = SANDBOX_TOKENS.get(token, "declined")
         if outcome == "authentication_required":
-            if not authenticated:
+            if authentication is None:
                 return Charge("authentication_required", "")
             outcome = "succeeded"
         intent, _ = await self.store.add(
@@ -99,7 +105,7 @@ class NoDelegatedPayments:
         return []
 
     async def charge(
-        self, token: str, amount: int, currency: str, reference: str, authenticated: bool
+        self, token: str, amount: int, currency: str, reference: str, authentication: dict[str, Any] | None
     ) -> Charge:
         raise Unavailable(
             f"Delegated payment through the '{self.provider}' provider is not available yet.",
@@ -111,4 +117,8 @@ def delegated_payments(provider: BillingProvider) -> DelegatedPayments:
     store = getattr(provider, "store", None)
     if provider.name == "sandbox" and store is not None:
         return SandboxPayments(store)
+    if provider.name == "stripe":
+        from agent_server.commerce.payment_stripe import StripePayments  # the SDK only in Stripe mode
+
+        return StripePayments(provider.client, compatible=provider.compatible)  # type: ignore[attr-defined]
     return NoDelegatedPayments(provider.name)

@@ -131,7 +131,7 @@ class CheckoutSessions:
                     self.offer().amount(lines),
                     record.currency,
                     f"{record.id}:{cart['attempts']}",
-                    authenticated=result is not None,
+                    result,
                 )
             except BaseException:
                 await self._move(claimed, record.status, record.cart, expect="complete_in_progress")
