@@ -256,6 +256,7 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
     ("GET", "/app/tenants"): PLATFORM,
     ("POST", "/app/tenants"): PLATFORM,
     ("GET", "/app/leads"): PLATFORM,
+    ("GET", "/app/agent-commerce"): PLATFORM,
 }
 # fmt: on
 
