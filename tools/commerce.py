@@ -102,14 +102,15 @@ async def _call(
 async def create_checkout_session(
     ctx: ToolContext, meta: AcpMeta, payload: CreatePayload
 ) -> CheckoutSessionResult:
-    """Start buying trainings or fixed-fee consulting packages: line_items are catalogue ids (one
-    unit each), currency as the catalogue's. Needs an agent platform's credential."""
+    """Start buying trainings or fixed-fee consulting packages (ACP): line_items are catalogue ids
+    (one unit each), currency as the catalogue's. Needs an agent platform's credential."""
     return CheckoutSessionResult(**await _call(ctx, "create", meta, None, payload))
 
 
 @tool(title="Get a checkout session (ACP)", tags=("commerce",))
 async def get_checkout_session(ctx: ToolContext, meta: AcpMeta, id: SessionId) -> CheckoutSessionResult:
-    """The current state of a checkout session, with its order once completed."""
+    """The current state of a checkout session (ACP), with its order once completed. Needs an agent
+    platform's credential."""
     return CheckoutSessionResult(**await _call(ctx, "get", meta, id, None))
 
 
@@ -117,7 +118,8 @@ async def get_checkout_session(ctx: ToolContext, meta: AcpMeta, id: SessionId) -
 async def update_checkout_session(
     ctx: ToolContext, meta: AcpMeta, id: SessionId, payload: UpdatePayload
 ) -> CheckoutSessionResult:
-    """Change the items, the buyer, the fulfillment details or the selected fulfillment option."""
+    """Change a checkout session's items, buyer, fulfillment details or selected fulfillment option
+    (ACP). Needs an agent platform's credential."""
     return CheckoutSessionResult(**await _call(ctx, "update", meta, id, payload))
 
 
@@ -125,7 +127,8 @@ async def update_checkout_session(
 async def complete_checkout_session(
     ctx: ToolContext, meta: AcpMeta, id: SessionId, payload: CompletePayload
 ) -> CheckoutSessionWithOrderResult:
-    """Pay with a delegated payment token and place the order."""
+    """Pay a checkout session with a delegated payment token and place the order (ACP). Needs an
+    agent platform's credential."""
     return CheckoutSessionWithOrderResult(**await _call(ctx, "complete", meta, id, payload))
 
 
@@ -136,7 +139,8 @@ async def cancel_checkout_session(
     id: SessionId,
     payload: CancelPayload = None,  # type: ignore[assignment]
 ) -> CheckoutSessionResult:
-    """Cancel an open checkout session, optionally saying why (intent_trace)."""
+    """Cancel an open checkout session, optionally saying why in intent_trace (ACP). Needs an agent
+    platform's credential."""
     return CheckoutSessionResult(**await _call(ctx, "cancel", meta, id, payload))
 
 

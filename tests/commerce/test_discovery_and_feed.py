@@ -51,7 +51,7 @@ async def test_the_feed_lists_what_sessions_sell_at_their_prices(shop: Shop) -> 
         assert (price["amount"], price["currency"]) == (line["unit_amount"], "EUR")
 
 
-async def test_the_api_catalog_and_agents_md_link_them(shop: Shop) -> None:
+async def test_the_api_catalog_agents_md_and_the_mcp_card_link_them(shop: Shop) -> None:
     catalog = (await shop.client.get("/.well-known/api-catalog")).json()
     acp = next(entry for entry in catalog["linkset"] if entry["anchor"].endswith("/agentic_commerce"))
     assert acp["service-desc"][0]["href"].endswith("/.well-known/acp.json")
@@ -59,3 +59,8 @@ async def test_the_api_catalog_and_agents_md_link_them(shop: Shop) -> None:
         assert (await shop.client.get(link)).status_code == 200
     agents = (await shop.client.get("/AGENTS.md")).text
     assert "/.well-known/acp.json" in agents and "/agentic_commerce/feeds/catalogue/products" in agents
+    card = (await shop.client.get("/.well-known/mcp.json")).json()
+    discovery = card["_meta"]["dev.agenticcommerce/discovery"]
+    assert (
+        discovery.endswith("/.well-known/acp.json") and (await shop.client.get(discovery)).status_code == 200
+    )
