@@ -102,8 +102,8 @@ async def _call(
 async def create_checkout_session(
     ctx: ToolContext, meta: AcpMeta, payload: CreatePayload
 ) -> CheckoutSessionResult:
-    """Start buying trainings or fixed-fee consulting packages (ACP): line_items are catalogue ids
-    (one unit each), currency as the catalogue's. Needs an agent platform's credential."""
+    """Start buying trainings, fixed-fee consulting packages or hardware (ACP): line_items are
+    catalogue ids (one unit each), currency as the catalogue's. Needs an agent platform's credential."""
     return CheckoutSessionResult(**await _call(ctx, "create", meta, None, payload))
 
 

@@ -101,7 +101,7 @@ def agents_md(
         out += [
             "## Buying (Agentic Commerce Protocol)",
             "",
-            f"- Agent platforms buy trainings and fixed-fee consulting packages over ACP {ACP_VERSION}: "
+            f"- Agent platforms buy trainings, fixed-fee consulting packages and hardware over ACP {ACP_VERSION}: "
             f"REST under `{base}{ACP_API_BASE}/checkout_sessions` or the five `*_checkout_session` MCP "
             "tools, with the platform's credential (`Authorization: Bearer`, issued by the operator).",
             f"- Discovery: `GET {base}{ACP_DISCOVERY_PATH}`. Product feed: "

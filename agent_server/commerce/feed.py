@@ -14,7 +14,8 @@ FEED_PATH = f"/agentic_commerce/feeds/{FEED_ID}"
 
 
 def products(pack: ContentPack, base_url: str) -> dict[str, Any]:
-    offer, summaries = Offer(pack), {e.id: e.summary for e in (*pack.consulting, *pack.training)}
+    offer = Offer(pack)
+    summaries = {e.id: e.summary for e in (*pack.consulting, *pack.training, *pack.hardware)}
     found = []
     for priced in offer.items.values():
         page = f"{base_url}/catalogue#{priced.id}"

@@ -1,26 +1,20 @@
-"""What a checkout session sells and what it costs: the people's checkout's catalogue and prices
-(``site.catalogue.purchasable``, one source of prices), as ACP line items, totals and fulfillment
-options. Everything sold is delivered digitally (trainings, fixed-fee consulting); hardware and
-open-scope consulting are quoted after a call, as on the site."""
+"""What a checkout session sells and what it costs: billing's price book (``billing.pricebook``, the
+one source of prices: the people's checkout sells its trainings and fixed-fee packages at the same
+prices, tenants its hardware at list price), as ACP line items and totals in minor units.
+Open-scope consulting is quoted after the discovery call, as on the site; workspace seats belong to
+a tenant and are not sold here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from agent_server.billing.money import decimal_text, to_minor
+from agent_server.billing.money import decimal_text
+from agent_server.billing.pricebook import MAX_QUANTITY, PriceBook
 from agent_server.content import ContentPack
 from agent_server.errors import ValidationFailed
-from agent_server.site.catalogue import purchasable
 
-MAX_QUANTITY = 50  # as the people's checkout (CheckoutBody.quantity)
-DIGITAL = {
-    "type": "digital",
-    "id": "digital_email",
-    "title": "Digital delivery",
-    "description": "Booking confirmation, joining details and materials by e-mail.",
-    "totals": [{"type": "total", "display_text": "Free", "amount": 0}],
-}
+SOLD_KINDS = ("consulting", "training", "hardware")
 
 
 @dataclass(frozen=True)
@@ -28,7 +22,7 @@ class Priced:
     """One catalogue entry at its price in minor units."""
 
     id: str
-    kind: str  # consulting | training
+    kind: str  # consulting | training | hardware
     name: str
     unit_minor: int
     currency: str  # upper case, as the content pack writes it
@@ -40,11 +34,14 @@ def total(kind: str, text: str, amount: int) -> dict[str, Any]:
 
 class Offer:
     def __init__(self, pack: ContentPack) -> None:
+        book = PriceBook(pack)
         self.items = {
-            item_id: Priced(item_id, kind, name, to_minor(price, currency), currency.upper())
-            for item_id, (kind, name, price, currency) in purchasable(pack).items()
+            item.id: Priced(item.id, item.kind, item.name, item.unit_minor, item.currency.upper())
+            for item in book.items.values()
+            if item.kind in SOLD_KINDS
         }
-        self.quoted = {e.id for e in (*pack.consulting, *pack.hardware)} - set(self.items)
+        self.quoted = set(book.quoted)
+        self.lead_weeks = {h.id: h.lead_time_weeks for h in pack.hardware}
         self.currencies = sorted({p.currency.lower() for p in self.items.values()})
 
     def cart_items(self, requested: list[dict[str, Any]], currency: str) -> list[dict[str, Any]]:
@@ -83,8 +80,7 @@ class Offer:
                 )
             quantities[item_id] = quantities.get(item_id, 0) + 1
         for item_id, quantity in quantities.items():
-            kind = self.items[item_id].kind
-            limit = 1 if kind == "consulting" else MAX_QUANTITY
+            limit = MAX_QUANTITY[self.items[item_id].kind]  # as billing's checkouts
             if quantity > limit:
                 raise ValidationFailed(
                     f"'{item_id}' can be bought at most {limit} time(s) per order.",
@@ -120,13 +116,14 @@ class Offer:
 
     @staticmethod
     def totals(lines: list[dict[str, Any]], currency: str) -> list[dict[str, Any]]:
-        """Prices exclude VAT, as everywhere on the site; no tax line is invented here."""
+        """Prices exclude VAT, as everywhere on the site; no tax line is invented here. Delivery is
+        included (digital, or freight for hardware)."""
         amount = sum(line["unit_amount"] * line["quantity"] for line in lines)
         text = f"{decimal_text(amount, currency)} {currency.upper()} (excl. VAT)"
         return [
             total("items_base_amount", "Item(s) total", amount),
             total("subtotal", "Subtotal", amount),
-            total("fulfillment", "Digital delivery", 0),
+            total("fulfillment", "Delivery (included)", 0),
             {**total("total", "Total", amount), "description": text},
         ]
 

@@ -21,11 +21,12 @@ from sqlalchemy import update
 from sqlmodel import col
 
 from agent_server.clock import Clock
-from agent_server.commerce.offer import DIGITAL, Offer
+from agent_server.commerce.fulfillment import buyer_email, check_selection, missing
+from agent_server.commerce.offer import Offer
 from agent_server.commerce.orders import Orders
 from agent_server.commerce.payment import DelegatedPayments
 from agent_server.commerce.tables import CheckoutSessionRecord
-from agent_server.commerce.view import OPEN, buyer_email, session_view
+from agent_server.commerce.view import OPEN, session_view
 from agent_server.errors import Conflict, MethodNotAllowed, NotFound, PaymentRequired, ValidationFailed
 from agent_server.storage.db import Database
 from agent_server.timeutil import utc
@@ -55,12 +56,12 @@ class CheckoutSessions:
         currency = body["currency"].lower()
         cart: dict[str, Any] = {"items": self.offer().cart_items(body["line_items"], currency)}
         cart.update({field: body[field] for field in CART_FIELDS if field in body})
-        self._check_selection(body, cart)
+        lines = self._check_selection(body, cart)
         now = utc(self.clock.now())
         record = CheckoutSessionRecord(
             id=f"cs_{secrets.token_hex(12)}",
             platform_id=platform_id,
-            status=_open_status(cart),
+            status=_open_status(cart, lines),
             currency=currency,
             cart=cart,
             created_at=now,
@@ -85,9 +86,9 @@ class CheckoutSessions:
             if not cart["items"]:
                 raise ValidationFailed("A session needs at least one item.", param="$.line_items")
         cart.update({field: body[field] for field in CART_FIELDS if field in body})
-        self._check_selection(body, cart)
+        lines = self._check_selection(body, cart)
         cart.pop("declined", None)  # a changed cart is a fresh attempt
-        return self._view(await self._move(record, _open_status(cart), cart))
+        return self._view(await self._move(record, _open_status(cart, lines), cart))
 
     async def cancel(self, platform_id: str, session_id: str, body: dict[str, Any]) -> dict[str, Any]:
         record = await self._load(platform_id, session_id)
@@ -111,15 +112,11 @@ class CheckoutSessions:
                 code="requires_3ds",
                 param="$.authentication_result",
             )
-        email = buyer_email(cart)
-        if not email:
-            raise ValidationFailed(
-                "An e-mail address for the confirmation is needed: send buyer.email.",
-                code="missing",
-                param="$.buyer.email",
-            )
-        token = self._token(body["payment_data"])
         lines = self.offer().line_items(cart["items"])
+        for param, text in missing(cart, lines):
+            raise ValidationFailed(text, code="missing", param=param)
+        email = buyer_email(cart) or ""
+        token = self._token(body["payment_data"])
         cart["attempts"] = cart.get("attempts", 0) + 1
         claimed = await self._move(record, "complete_in_progress", cart, expect=record.status)
         outcome = "declined"
@@ -174,23 +171,11 @@ class CheckoutSessions:
             )
         return payment_data["instrument"]["credential"]["token"]
 
-    def _check_selection(self, body: dict[str, Any], cart: dict[str, Any]) -> None:
-        """Digital delivery is the one option; a selection may only name it and this session's lines."""
-        lines = {f"li_{entry['id']}" for entry in cart["items"]}
-        for index, chosen in enumerate(body.get("selected_fulfillment_options") or []):
-            if chosen["option_id"] != DIGITAL["id"] or chosen["type"] != "digital":
-                raise ValidationFailed(
-                    f"Unknown fulfillment option; the one offered is '{DIGITAL['id']}' (digital).",
-                    code="invalid_fulfillment_option",
-                    param=f"$.selected_fulfillment_options[{index}].option_id",
-                )
-            unknown = sorted(set(chosen["item_ids"]) - lines)
-            if unknown:
-                raise ValidationFailed(
-                    f"No line item '{unknown[0]}' in this session.",
-                    code="invalid",
-                    param=f"$.selected_fulfillment_options[{index}].item_ids",
-                )
+    def _check_selection(self, body: dict[str, Any], cart: dict[str, Any]) -> list[dict[str, Any]]:
+        """The cart's lines, after checking the selected fulfillment options against them."""
+        lines = self.offer().line_items(cart["items"])
+        check_selection(body.get("selected_fulfillment_options") or [], lines)
+        return lines
 
     async def _load(self, platform_id: str, session_id: str) -> CheckoutSessionRecord:
         async with self.db.session() as session:
@@ -237,8 +222,8 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _open_status(cart: dict[str, Any]) -> str:
-    return "ready_for_payment" if buyer_email(cart) else "not_ready_for_payment"
+def _open_status(cart: dict[str, Any], lines: list[dict[str, Any]]) -> str:
+    return "not_ready_for_payment" if missing(cart, lines) else "ready_for_payment"
 
 
 def _require_open(record: CheckoutSessionRecord, verb: str) -> None:

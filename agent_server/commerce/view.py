@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
-from agent_server.commerce.offer import DIGITAL, Offer
+from agent_server.commerce.fulfillment import missing, options, selected
+from agent_server.commerce.offer import Offer
 from agent_server.commerce.tables import CheckoutSessionRecord, CommerceOrderRecord
 from agent_server.timeutil import iso
 
@@ -24,27 +26,17 @@ SANDBOX_3DS = {
 }
 
 
-def buyer_email(cart: dict[str, Any]) -> str | None:
-    """Where the confirmation goes: the buyer's address, else the fulfillment contact's."""
-    return (cart.get("buyer") or {}).get("email") or (cart.get("fulfillment_details") or {}).get("email")
-
-
 def message(kind: str, content: str, **fields: Any) -> dict[str, Any]:
     return {"type": kind, "content_type": "plain", "content": content, **fields}
 
 
-def messages(record: CheckoutSessionRecord) -> list[dict[str, Any]]:
+def messages(record: CheckoutSessionRecord, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     cart, found = record.cart, []
-    if record.status in OPEN and not buyer_email(cart):
-        found.append(
-            message(
-                "error",
-                "An e-mail address for the booking confirmation is needed (buyer.email).",
-                code="missing",
-                param="$.buyer.email",
-                resolution="requires_buyer_input",
+    if record.status in OPEN:
+        for param, text in missing(cart, lines):
+            found.append(
+                message("error", text, code="missing", param=param, resolution="requires_buyer_input")
             )
-        )
     if cart.get("declined") and record.status == "ready_for_payment":
         found.append(
             message(
@@ -58,7 +50,7 @@ def messages(record: CheckoutSessionRecord) -> list[dict[str, Any]]:
         found.append(message("info", "This checkout session expired; start a new one."))
     if record.status == "canceled":
         found.append(message("info", "Checkout session has been canceled."))
-    found.append(message("info", "Prices exclude VAT. Everything is delivered digitally by e-mail."))
+    found.append(message("info", "Prices exclude VAT; delivery is included."))
     return found
 
 
@@ -78,12 +70,10 @@ def session_view(
         "status": record.status,
         "currency": record.currency,
         "line_items": lines,
-        "fulfillment_options": [DIGITAL],
-        "selected_fulfillment_options": [
-            {"type": "digital", "option_id": DIGITAL["id"], "item_ids": [line["id"] for line in lines]}
-        ],
+        "fulfillment_options": options(lines, offer.lead_weeks, _aware(record.created_at)),
+        "selected_fulfillment_options": selected(lines),
         "totals": offer.totals(lines, record.currency),
-        "messages": messages(record),
+        "messages": messages(record, lines),
         "links": links,
         "created_at": iso(record.created_at),
         "updated_at": iso(record.updated_at),
@@ -97,6 +87,11 @@ def session_view(
     if order is not None:
         view["order"] = order
     return view
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite gives times back naive; they are UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def order_view(order: CommerceOrderRecord, permalink: str) -> dict[str, Any]:

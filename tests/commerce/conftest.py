@@ -27,6 +27,7 @@ SPEC = Path(__file__).parent / "acp_spec"
 VERSION = "2026-04-17"
 TRAINING = "agent-engineering-fundamentals"  # 690.00 EUR per seat in the shipped content pack
 PACKAGE = "ai-readiness-assessment"  # a fixed-fee consulting package
+HARDWARE = "edge-inference-node"  # 8,900.00 EUR, shipped after about 4 weeks
 
 
 @cache

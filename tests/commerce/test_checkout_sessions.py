@@ -11,7 +11,16 @@ import hmac
 import json
 from datetime import UTC, datetime
 
-from tests.commerce.conftest import PACKAGE, TRAINING, VERSION, Shop, assert_valid, examples
+from tests.commerce.conftest import (
+    HARDWARE,
+    PACKAGE,
+    TRAINING,
+    VERSION,
+    Shop,
+    assert_valid,
+    examples,
+    payment,
+)
 
 
 def error_of(answer, status: int, code: str) -> dict:
@@ -65,9 +74,9 @@ async def test_bad_items_are_refused_with_the_specs_error_object(shop: Shop) -> 
     body = {"currency": "eur", "line_items": [{"id": "nope"}], "capabilities": {}}
     error = error_of(await shop.post("/checkout_sessions", body), 400, "invalid_item_id")
     assert error["type"] == "invalid_request" and error["param"] == "$.line_items[0].id"
-    body["line_items"] = [{"id": "edge-inference-node"}, {"id": TRAINING}]
-    hardware = await shop.post("/checkout_sessions", body)
-    assert hardware.status_code == 400 and hardware.json()["param"] == "$.line_items[0].id"
+    body["line_items"] = [{"id": "custom-agent-development"}, {"id": TRAINING}]  # open scope: quoted
+    quoted = error_of(await shop.post("/checkout_sessions", body), 400, "not_purchasable")
+    assert quoted["param"] == "$.line_items[0].id"
     body["line_items"], body["currency"] = [{"id": TRAINING}], "usd"
     error_of(await shop.post("/checkout_sessions", body), 400, "unsupported_currency")
     body["currency"], body["line_items"] = "eur", [{"id": TRAINING, "quantity": 2}]  # not in the spec's Item
@@ -194,3 +203,33 @@ async def test_the_specs_example_requests_are_accepted(shop: Shop) -> None:
         answer = await shop.post(f"/checkout_sessions/{fresh['id']}/cancel", examples()[name])
         assert answer.status_code == 200, answer.text
         assert_valid("CheckoutSession", answer.json())
+
+
+async def test_hardware_ships_to_an_address_the_session_waits_for(shop: Shop) -> None:
+    session = await shop.create(HARDWARE, TRAINING)
+    assert session["status"] == "not_ready_for_payment"
+    [problem] = [m for m in session["messages"] if m["type"] == "error"]
+    assert problem["code"] == "missing" and problem["param"] == "$.fulfillment_details.address"
+    ways = {option["type"]: option for option in session["fulfillment_options"]}
+    assert set(ways) == {"digital", "shipping"} and ways["shipping"]["earliest_delivery_time"]
+    chosen = {c["type"]: c["item_ids"] for c in session["selected_fulfillment_options"]}
+    assert chosen == {"digital": [f"li_{TRAINING}"], "shipping": [f"li_{HARDWARE}"]}
+    hardware = next(line for line in session["line_items"] if line["product_id"] == HARDWARE)
+    assert hardware["unit_amount"] == 890_000  # the list price tenants pay (billing's price book)
+    path = f"/checkout_sessions/{session['id']}"
+    refused = await shop.post(path + "/complete", payment())
+    assert error_of(refused, 400, "missing")["param"] == "$.fulfillment_details.address"
+    wrong = {
+        "selected_fulfillment_options": [
+            {"type": "digital", "option_id": "digital_email", "item_ids": [f"li_{HARDWARE}"]}
+        ]
+    }
+    error_of(await shop.post(path, wrong), 400, "invalid")
+    address = {"name": "Ada Buyer", "line_one": "Invalidenstrasse 1", "city": "Berlin", "state": "BE",
+               "country": "DE", "postal_code": "10115"}  # fmt: skip
+    updated = await shop.post(path, {"fulfillment_details": {"name": "Ada Buyer", "address": address}})
+    assert updated.status_code == 200 and updated.json()["status"] == "ready_for_payment"
+    assert_valid("CheckoutSession", updated.json())
+    done = await shop.post(path + "/complete", payment())
+    assert done.status_code == 200, done.text
+    assert_valid("CheckoutSessionWithOrder", done.json())

@@ -44,7 +44,7 @@ async def test_the_feed_lists_what_sessions_sell_at_their_prices(shop: Shop) -> 
     assert_feed("ProductsResponse", feed)
     assert_feed("FeedMetadata", (await shop.client.get("/agentic_commerce/feeds/catalogue")).json())
     products = {p["id"]: p for p in feed["products"]}
-    assert "edge-inference-node" not in products  # hardware is quoted, not sold online
+    assert "edge-inference-node" in products and "custom-agent-development" not in products  # quoted
     session = await shop.create(*products)
     for line in session["line_items"]:
         price = products[line["product_id"]]["variants"][0]["price"]
