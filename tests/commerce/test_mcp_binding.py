@@ -1,9 +1,12 @@
 """The ACP MCP binding through the official ``mcp`` SDK against a real uvicorn: the five tools with
-the spec's JSON Schemas, a purchase made with an agent platform's credential, the spec's Error in
-JSON-RPC error data, and the same answers over /api/tools/call (parity)."""
+the spec's JSON Schemas; a purchase with an agent platform's credential (create, update with an
+address, complete with a sandbox token); the same answers over /api/tools/call and REST (parity);
+the signed ``order_create`` at a loopback receiver, the administrator marks the order fulfilled, the
+``order_update`` arrives; the spec's Error in JSON-RPC error data."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 
@@ -14,10 +17,16 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from agent_server.gateway import repository as repo
+from agent_server.gateway.passwords import hash_password
 from agent_server.settings import Settings
+from agent_server.storage.db import Database
 from http_facade.cli import main
+from tests.admin.conftest import Receiver, receiver  # noqa: F401  (the loopback receiver fixture)
 from tests.commerce.conftest import TRAINING, VERSION, assert_valid, bundle, payment
+from tests.commerce.test_order_webhooks import assert_webhook_event, verify
 from tests.conftest import LiveServer
+from tests.gateway.conftest import PASSWORD
 
 TOOLS = {
     "create_checkout_session": "CheckoutSessionCreateRequest",
@@ -41,14 +50,61 @@ def meta(**extra: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def platform(settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
-    """An agent platform made with the CLI on the live server's database; its credential."""
+def made(
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    receiver: Receiver,  # noqa: F811
+) -> dict:
+    """An agent platform made with the CLI on the live server's database, its order events going to
+    the loopback receiver; the CLI's answer (credential and signing secret)."""
     monkeypatch.setenv("AGENTGATE_DATA_DIR", str(settings.data_dir))
     monkeypatch.delenv("AGENTGATE_DATABASE_URL", raising=False)
     assert main(["migrate"]) == 0
     capsys.readouterr()
-    assert main(["agent-platforms", "create", "--name", "MCP assistant", "--json"]) == 0
-    return json.loads(capsys.readouterr().out)["credential"]
+    command = [
+        "agent-platforms",
+        "create",
+        "--name",
+        "MCP assistant",
+        "--webhook-url",
+        receiver.url,
+        "--json",
+    ]
+    assert main(command) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def platform(made: dict) -> str:
+    return made["credential"]
+
+
+async def platform_admin_token(settings: Settings, server: LiveServer) -> str:
+    """A platform administrator signed in on the live server (the admin API's JWT)."""
+    db = Database(settings)
+    try:
+        tenant = await repo.create_tenant(db, 0.0, "Operators", "enterprise")
+        user = repo.new_user(0.0, tenant.id, "ops@operators.example", await hash_password(PASSWORD),
+                             ["platform:admin", "tenant:admin"])  # fmt: skip
+        await repo.add_user(db, user)
+    finally:
+        await db.engine.dispose()
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        login = await http.post(
+            "/admin/auth/login", json={"email": "ops@operators.example", "password": PASSWORD}
+        )
+    assert login.status_code == 200, login.text
+    return login.json()["access_token"]
+
+
+async def arrived(receiver: Receiver, count: int) -> list:  # noqa: F811
+    """The receiver's requests once ``count`` have come (the live server's worker sends them)."""
+    for _ in range(200):
+        if len(receiver.requests) >= count:
+            return receiver.requests
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{len(receiver.requests)} order events arrived, not {count}")
 
 
 def session_for(server: LiveServer, credential: str | None):  # type: ignore[no-untyped-def]
@@ -58,7 +114,13 @@ def session_for(server: LiveServer, credential: str | None):  # type: ignore[no-
     )
 
 
-async def test_a_purchase_through_the_five_tools_with_the_sdk(platform: str, live_server: LiveServer) -> None:
+async def test_a_purchase_through_the_five_tools_with_the_sdk(
+    made: dict,
+    live_server: LiveServer,
+    receiver: Receiver,  # noqa: F811
+    settings: Settings,
+) -> None:
+    platform = made["credential"]
     async with session_for(live_server, platform) as (read, write), ClientSession(read, write) as mcp:
         await mcp.initialize()
         listed = {t.name: t for t in (await mcp.list_tools()).tools}
@@ -126,6 +188,26 @@ async def test_a_purchase_through_the_five_tools_with_the_sdk(platform: str, liv
             headers={"Authorization": f"Bearer {platform}", "API-Version": VERSION},
         )
         assert rest.json() == got.structured_content
+
+    # The order events reach the platform signed, as the webhook OpenAPI defines them.
+    [created] = await arrived(receiver, 1)
+    verify(made["signing_secret"], created.headers, created.body)
+    event = json.loads(created.body)
+    assert_webhook_event(event)
+    assert event["type"] == "order_create" and event["data"]["id"] == order["id"]
+    token = await platform_admin_token(settings, live_server)
+    async with httpx.AsyncClient(base_url=live_server.url) as admin:
+        moved = await admin.patch(
+            f"/admin/platform/agent-orders/{order['id']}",
+            json={"status": "completed"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+    assert moved.status_code == 200, moved.text
+    fulfilled = (await arrived(receiver, 2))[1]
+    verify(made["signing_secret"], fulfilled.headers, fulfilled.body)
+    event = json.loads(fulfilled.body)
+    assert_webhook_event(event)
+    assert event["type"] == "order_update" and event["data"]["status"] == "completed"
 
 
 async def test_without_a_platform_credential_the_tools_refuse(platform: str, live_server: LiveServer) -> None:
