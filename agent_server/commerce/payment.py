@@ -43,6 +43,10 @@ class DelegatedPayments(Protocol):
         """``authentication``: the agent's successful 3-D Secure result (``AuthenticationResult``)."""
         ...
 
+    async def find(self, reference: str) -> Charge | None:
+        """The charge an attempt made, if it made one (to recover a completion cut short)."""
+        ...
+
 
 def card_handler(psp: str, display_name: str, config: dict[str, Any]) -> dict[str, Any]:
     """ACP's tokenized-card payment handler: the agent platform delegates a card as a token."""
@@ -93,6 +97,12 @@ class SandboxPayments:
         succeeded = intent["status"] == "succeeded"
         return Charge("succeeded" if succeeded else "declined", intent["id"])
 
+    async def find(self, reference: str) -> Charge | None:
+        intent = await self.store.find("payment_intent", f"acp:{reference}")
+        if intent is None:
+            return None
+        return Charge("succeeded" if intent["status"] == "succeeded" else "declined", intent["id"])
+
 
 class NoDelegatedPayments:
     """A provider without a delegated-payment flow here yet: sessions offer no handler and
@@ -111,6 +121,9 @@ class NoDelegatedPayments:
             f"Delegated payment through the '{self.provider}' provider is not available yet.",
             code="payment_provider_unavailable",
         )
+
+    async def find(self, reference: str) -> Charge | None:
+        return None
 
 
 def delegated_payments(provider: BillingProvider) -> DelegatedPayments:

@@ -80,3 +80,17 @@ class StripePayments:
         if status == "requires_action":
             return Charge("authentication_required", intent["id"])
         return Charge("declined", intent["id"])
+
+    async def find(self, reference: str) -> Charge | None:
+        """Stripe's search by the metadata every attempt carries; a compatible test server has no
+        search, so its recent PaymentIntents are read instead."""
+        if self.compatible:
+            listed = await call(self.client.v1.payment_intents.list_async({"limit": 100}))
+            found = [i for i in listed["data"] if (i.get("metadata") or {}).get("acp_reference") == reference]
+        else:
+            query = {"query": f"metadata['acp_reference']:'{reference}'", "limit": 1}
+            found = (await call(self.client.v1.payment_intents.search_async(query)))["data"]
+        if not found:
+            return None
+        intent = found[0]
+        return Charge("succeeded" if intent.get("status") == "succeeded" else "declined", intent["id"])

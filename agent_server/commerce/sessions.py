@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import col
 
 from agent_server.clock import Clock
@@ -32,6 +33,7 @@ from agent_server.storage.db import Database
 from agent_server.timeutil import utc
 
 SESSION_SECONDS = 86_400
+STALE_COMPLETION = 120  # seconds: longer than any provider call (timeouts and retries) takes
 AUTHENTICATED = ("authenticated", "attempt_acknowledged", "informational")
 CART_FIELDS = ("buyer", "fulfillment_details", "locale", "timezone", "metadata")
 
@@ -187,7 +189,31 @@ class CheckoutSessions:
                 record = await self._move(record, "expired", record.cart, expect=record.status)
             except Conflict:
                 return await self._load(platform_id, session_id)
+        stale = self.clock.now() - _aware(record.updated_at).timestamp() > STALE_COMPLETION
+        if record.status == "complete_in_progress" and stale:
+            record = await self._recover(record)
         return record
+
+    async def _recover(self, record: CheckoutSessionRecord) -> CheckoutSessionRecord:
+        """A completion whose process died: its attempt's charge (found by its reference at the
+        provider) finishes the order; without one the session is payable again."""
+        cart = record.cart
+        charge = await self.payments.find(f"{record.id}:{cart.get('attempts', 0)}")
+        if charge is not None and charge.outcome == "succeeded":
+            lines = self.offer().line_items(cart["items"])
+            try:
+                await self.orders.create(
+                    record, buyer_email(cart) or "", lines, self.payments.provider, charge.ref
+                )
+            except IntegrityError:  # another request recovered it first: its order stands
+                return await self._load(record.platform_id, record.id)
+            return record
+        try:
+            return await self._move(
+                record, _open_status(cart, self.offer().line_items(cart["items"])), cart, expect=record.status
+            )
+        except Conflict:  # another request recovered it first
+            return record
 
     async def _move(
         self,

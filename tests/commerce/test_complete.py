@@ -10,7 +10,7 @@ import copy
 from sqlmodel import select
 
 from agent_server.billing.sandbox_store import SandboxObject
-from agent_server.commerce.tables import CommerceOrderRecord
+from agent_server.commerce.tables import CheckoutSessionRecord, CommerceOrderRecord
 from tests.commerce.conftest import Shop, assert_valid, examples, payment
 from tests.commerce.test_checkout_sessions import error_of
 
@@ -134,3 +134,30 @@ async def test_concurrent_completes_with_different_keys_charge_once(shop: Shop) 
         )
         assert_valid("Error", other.json())
     assert len(await orders(shop)) == 1 and len(await charges(shop)) == 1
+
+
+async def cut_short(shop: Shop, session_id: str) -> None:
+    """As if the process completing ``session_id`` died after claiming it (attempt 1)."""
+    async with shop.app.state.services.db.session() as db:
+        record = await db.get(CheckoutSessionRecord, session_id)
+        record.status, record.cart = "complete_in_progress", {**record.cart, "attempts": 1}
+        db.add(record)
+
+
+async def test_a_completion_cut_short_is_finished_from_the_providers_record(shop: Shop) -> None:
+    paid, unpaid = await shop.create(), await shop.create()
+    payments = shop.app.state.commerce.sessions.payments
+    charge = await payments.charge("spt_sandbox_success", 69_000, "eur", f"{paid['id']}:1", None)
+    for session in (paid, unpaid):
+        await cut_short(shop, session["id"])
+    busy = await shop.post(f"/checkout_sessions/{paid['id']}/complete", payment())
+    error_of(busy, 409, "checkout_session_complete_in_progress")  # while it may still be running
+    shop.clock.advance(121)
+    recovered = (await shop.get(f"/checkout_sessions/{paid['id']}")).json()
+    assert_valid("CheckoutSessionWithOrder", recovered)
+    assert recovered["status"] == "completed"
+    [order] = await orders(shop)
+    assert order.payment_ref == charge.ref and len(await charges(shop)) == 1
+    again = (await shop.get(f"/checkout_sessions/{unpaid['id']}")).json()
+    assert again["status"] == "ready_for_payment"  # nothing was charged: payable again
+    assert (await shop.post(f"/checkout_sessions/{unpaid['id']}/complete", payment())).status_code == 200
