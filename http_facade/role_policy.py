@@ -147,6 +147,7 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
     ("DELETE", "/admin/platform/agent-platforms/{platform_id}"): PLATFORM,
     ("GET", "/admin/platform/agent-orders"): PLATFORM,
     ("PATCH", "/admin/platform/agent-orders/{order_id}"): PLATFORM,
+    ("POST", "/admin/platform/agent-orders/{order_id}/refund"): PLATFORM,
     ("GET", "/admin/llm-routing/"): PLATFORM,
     ("PATCH", "/admin/llm-routing/"): PLATFORM,
     ("DELETE", "/admin/llm-routing/"): PLATFORM,

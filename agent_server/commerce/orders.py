@@ -11,6 +11,7 @@ from sqlalchemy import update
 from sqlmodel import col, select
 
 from agent_server.clock import Clock
+from agent_server.commerce.payment import DelegatedPayments
 from agent_server.commerce.tables import CheckoutSessionRecord, CommerceOrderRecord
 from agent_server.commerce.view import order_view
 from agent_server.commerce.webhooks import OrderWebhooks
@@ -24,8 +25,11 @@ MOVES = {"completed": ("confirmed",), "canceled": ("confirmed",)}
 
 
 class Orders:
-    def __init__(self, db: Database, clock: Clock, base_url: str, webhooks: OrderWebhooks) -> None:
+    def __init__(
+        self, db: Database, clock: Clock, base_url: str, webhooks: OrderWebhooks, payments: DelegatedPayments
+    ) -> None:
         self.db, self.clock, self.base_url, self.webhooks = db, clock, base_url.rstrip("/"), webhooks
+        self.payments = payments
 
     def permalink(self, order_id: str) -> str:
         return f"{self.base_url}{ORDERS_PATH}/{order_id}"
@@ -89,15 +93,33 @@ class Orders:
             )
             return list(rows.scalars())
 
-    async def move(self, order_id: str, status: str) -> CommerceOrderRecord:
-        """``completed`` (fulfilled) or ``canceled``, from ``confirmed`` only."""
+    async def refund(self, order_id: str) -> CommerceOrderRecord:
+        """Give the whole amount back at the provider (once: the refund is keyed by the order); the
+        order keeps its status and shows the refund as an adjustment."""
         order = await self.get(order_id)
-        if order.status not in MOVES[status]:
-            raise Conflict(f"This order is {order.status}; it cannot become {status}.", code="order_state")
+        if order.refund_ref is not None:
+            raise Conflict("This order is refunded already.", code="order_refunded")
+        if order.payment_provider != self.payments.provider:
+            raise Conflict(
+                f"This order was paid through '{order.payment_provider}', not the configured provider.",
+                code="order_provider",
+            )
+        refund_ref = await self.payments.refund(
+            order.payment_ref, order.amount_minor, order.currency, order.id
+        )
+        return await self._update(order_id, refunded_minor=order.amount_minor, refund_ref=refund_ref)
+
+    async def _update(self, order_id: str, **changes: Any) -> CommerceOrderRecord:
+        """Change the order and queue its ``order_update`` in one transaction."""
+        now = utc(self.clock.now())
         async with self.db.session() as session:
             stored = await session.get(CommerceOrderRecord, order_id)
             assert stored is not None
-            stored.status, stored.updated_at = status, utc(self.clock.now())
+            for name, value in changes.items():
+                setattr(stored, name, value)
+            if "refund_ref" in changes:
+                stored.refunded_at = now
+            stored.updated_at = now
             session.add(stored)
             queued = await self.webhooks.queue(
                 session, stored.platform_id, "order_update", self._view(stored)
@@ -105,3 +127,10 @@ class Orders:
         if queued:
             self.webhooks.wake()
         return stored
+
+    async def move(self, order_id: str, status: str) -> CommerceOrderRecord:
+        """``completed`` (fulfilled) or ``canceled``, from ``confirmed`` only."""
+        order = await self.get(order_id)
+        if order.status not in MOVES[status]:
+            raise Conflict(f"This order is {order.status}; it cannot become {status}.", code="order_state")
+        return await self._update(order_id, status=status)

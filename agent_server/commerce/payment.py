@@ -9,6 +9,7 @@ attempt, so a retried attempt finds its charge instead of making a second one.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -45,6 +46,10 @@ class DelegatedPayments(Protocol):
 
     async def find(self, reference: str) -> Charge | None:
         """The charge an attempt made, if it made one (to recover a completion cut short)."""
+        ...
+
+    async def refund(self, charge_ref: str, amount: int, currency: str, reference: str) -> str:
+        """Give ``amount`` of a charge back, once per ``reference``; the provider's refund id."""
         ...
 
 
@@ -97,6 +102,15 @@ class SandboxPayments:
         succeeded = intent["status"] == "succeeded"
         return Charge("succeeded" if succeeded else "declined", intent["id"])
 
+    async def refund(self, charge_ref: str, amount: int, currency: str, reference: str) -> str:
+        refund, _ = await self.store.add(
+            "refund",
+            {"id": f"re_sbx_{secrets.token_hex(12)}", "payment_intent": charge_ref, "amount": amount,
+             "currency": currency, "status": "succeeded"},
+            lookup=f"acp-refund:{reference}",
+        )  # fmt: skip
+        return refund["id"]
+
     async def find(self, reference: str) -> Charge | None:
         intent = await self.store.find("payment_intent", f"acp:{reference}")
         if intent is None:
@@ -117,13 +131,19 @@ class NoDelegatedPayments:
     async def charge(
         self, token: str, amount: int, currency: str, reference: str, authentication: dict[str, Any] | None
     ) -> Charge:
-        raise Unavailable(
+        raise self._unavailable()
+
+    def _unavailable(self) -> Unavailable:
+        return Unavailable(
             f"Delegated payment through the '{self.provider}' provider is not available yet.",
             code="payment_provider_unavailable",
         )
 
     async def find(self, reference: str) -> Charge | None:
         return None
+
+    async def refund(self, charge_ref: str, amount: int, currency: str, reference: str) -> str:
+        raise self._unavailable()
 
 
 def delegated_payments(provider: BillingProvider) -> DelegatedPayments:

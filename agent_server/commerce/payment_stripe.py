@@ -94,3 +94,8 @@ class StripePayments:
             return None
         intent = found[0]
         return Charge("succeeded" if intent.get("status") == "succeeded" else "declined", intent["id"])
+
+    async def refund(self, charge_ref: str, amount: int, currency: str, reference: str) -> str:
+        params = {"payment_intent": charge_ref, "amount": amount, "metadata": {"acp_reference": reference}}
+        refund = await call(self.client.v1.refunds.create_async(params, idempotency("acp-refund", reference)))
+        return refund["id"]

@@ -58,5 +58,8 @@ class CommerceOrderRecord(SQLModel, table=True):
     payment_ref: str = Field(max_length=200, description="the charge at the payment provider")
     email: str = Field(max_length=320)
     lines: list[dict[str, Any]] = Field(sa_column=Column(JSON, nullable=False))
+    refunded_minor: int = 0
+    refund_ref: str | None = Field(default=None, max_length=200, description="the provider's refund")
+    refunded_at: datetime | None = None
     created_at: datetime
     updated_at: datetime

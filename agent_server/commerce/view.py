@@ -123,5 +123,24 @@ def order_view(order: CommerceOrderRecord, permalink: str) -> dict[str, Any]:
         "totals": [
             {"type": "subtotal", "display_text": "Subtotal", "amount": order.amount_minor},
             {"type": "total", "display_text": "Total", "amount": order.amount_minor},
+            *(
+                [{"type": "amount_refunded", "display_text": "Refunded", "amount": order.refunded_minor}]
+                if order.refund_ref
+                else []
+            ),
         ],
+        **({"adjustments": [_refund(order)]} if order.refund_ref else {}),
+    }
+
+
+def _refund(order: CommerceOrderRecord) -> dict[str, Any]:
+    assert order.refunded_at is not None and order.refund_ref is not None
+    return {
+        "id": order.refund_ref,
+        "type": "refund",
+        "occurred_at": iso(order.refunded_at),
+        "status": "completed",
+        "amount": order.refunded_minor,
+        "currency": order.currency,
+        "reason": "Refunded by the seller.",
     }

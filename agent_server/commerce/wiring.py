@@ -50,12 +50,13 @@ def build_commerce(services: Services, idempotency: IdempotencyStore) -> Commerc
         services.db, clock, SecretBox.from_settings(settings), UrlGuard.for_mode(settings.sandbox)
     )
     webhooks = OrderWebhooks(clock, admin_services(services).worker.wake)  # the durable delivery
-    orders = Orders(services.db, clock, base_url, webhooks)
+    payments = delegated_payments(billing_provider(services))
+    orders = Orders(services.db, clock, base_url, webhooks, payments)
     sessions = CheckoutSessions(
         services.db,
         clock,
         lambda: Offer(services.knowledge.pack),
-        delegated_payments(billing_provider(services)),
+        payments,
         orders,
         links(services, base_url),
     )

@@ -54,6 +54,8 @@ def admin_order_view(order: CommerceOrderRecord) -> dict[str, Any]:
         "payment_ref": order.payment_ref,
         "email": order.email,
         "lines": order.lines,
+        "refunded_minor": order.refunded_minor,
+        "refund_ref": order.refund_ref,
         "created_at": iso(order.created_at),
         "updated_at": iso(order.updated_at),
     }
@@ -103,5 +105,20 @@ async def move_order(order_id: str, body: OrderMove, actor: PlatformDep, request
     order = await commerce(request).orders.move(order_id, body.status)
     audit_note(
         request, action="platform.agent_order.update", target=order.id, details={"status": body.status}
+    )
+    return admin_order_view(order)
+
+
+@router.post(
+    ORDERS + "/{order_id}/refund",
+    summary="Refund an agent order in full at the payment provider (platform:admin)",
+)
+async def refund_order(order_id: str, actor: PlatformDep, request: Request) -> dict[str, Any]:
+    order = await commerce(request).orders.refund(order_id)
+    audit_note(
+        request,
+        action="platform.agent_order.refund",
+        target=order.id,
+        details={"amount": order.refunded_minor},
     )
     return admin_order_view(order)

@@ -47,6 +47,7 @@ PLATFORM_ONLY = {
     ("DELETE", "/admin/platform/agent-platforms/{platform_id}"),
     ("GET", "/admin/platform/agent-orders"),
     ("PATCH", "/admin/platform/agent-orders/{order_id}"),
+    ("POST", "/admin/platform/agent-orders/{order_id}/refund"),
 }
 # Routes whose success needs what this generic pass cannot make: a WebAuthn credential, a live identity
 # provider, a DNS record, an existing object; their own tests (tests/accounts) cover them.

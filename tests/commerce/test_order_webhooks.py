@@ -84,6 +84,18 @@ async def test_order_events_reach_the_platform_signed(world: World, receiver: Re
     async with world.app.state.services.db.session() as db:
         attempts = (await db.execute(WebhookAttemptRecord.__table__.select())).all()
     assert len(attempts) == 3  # the delivery log: created, the failed update, its retry
+
+    refunded = await c.post(f"/admin/platform/agent-orders/{order['id']}/refund", headers=auth)
+    assert refunded.status_code == 200, refunded.text
+    assert refunded.json()["refunded_minor"] == order["totals"][-1]["amount"]
+    assert await worker.tick() == 1
+    event = json.loads(receiver.requests[-1].body)
+    assert_webhook_event(event)
+    [adjustment] = event["data"]["adjustments"]
+    assert adjustment["type"] == "refund" and adjustment["amount"] == refunded.json()["refunded_minor"]
+    assert adjustment["id"] == refunded.json()["refund_ref"] and adjustment["id"].startswith("re_sbx_")
+    twice = await c.post(f"/admin/platform/agent-orders/{order['id']}/refund", headers=auth)
+    assert twice.status_code == 409
     again = await c.patch(
         f"/admin/platform/agent-orders/{order['id']}", json={"status": "canceled"}, headers=auth
     )

@@ -54,6 +54,9 @@ def upgrade() -> None:
         sa.Column("payment_ref", sa.String(200), nullable=False),
         sa.Column("email", sa.String(320), nullable=False),
         sa.Column("lines", sa.JSON(), nullable=False),
+        sa.Column("refunded_minor", sa.Integer(), nullable=False),
+        sa.Column("refund_ref", sa.String(200), nullable=True),
+        sa.Column("refunded_at", TS, nullable=True),
         sa.Column("created_at", TS, nullable=False),
         sa.Column("updated_at", TS, nullable=False),
     )
