@@ -1,14 +1,16 @@
 """Checkout sessions and their state machine (ACP 2026-04-17, docs/agentic-commerce.md):
 
-    create ──> not_ready_for_payment <──> ready_for_payment ──complete──> complete_in_progress
-                                             ^      ^                        │   │   │
-                                  (declined) │      └── authentication_required  │   └──> completed
-                                             └───────────────────────────────┘   (3-D Secure needed)
+    create ──> not_ready_for_payment ──(e-mail; address for hardware)──> ready_for_payment
+    ready_for_payment ──complete──> complete_in_progress ──> completed (+ order)
+                                           ├──(declined)──> ready_for_payment
+                                           └──(3-D Secure needed)──> authentication_required
+    authentication_required ──complete with authentication_result──> completed | ready_for_payment
     any open state ──cancel──> canceled;  any open state ──(24 h)──> expired
 
 Bodies arrive already validated against the spec's JSON Schema (protocol.py). One completion runs at
 a time: the move to ``complete_in_progress`` is a conditional UPDATE, so concurrent completes charge
-once; the order is unique per session."""
+once; the order is unique per session. A charge is named ``<session>:<attempt>`` at the provider, so
+a retried attempt is the same charge and a completion cut short can be finished from it."""
 
 from __future__ import annotations
 
