@@ -10,6 +10,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from agent_server import mcp_exchange as exchange
 from agent_server.commerce.protocol import Answer, Meta, acp_error, inlined
 from agent_server.commerce.wiring import commerce_of
 from agent_server.context import ToolContext
@@ -77,12 +78,27 @@ CompletePayload = payload_of("CheckoutSessionCompleteRequest", "The ACP complete
 CancelPayload = payload_of("CancelSessionRequest", "The ACP cancel request body (optional).")
 
 
+def authorization() -> str | None:
+    """This request's ``Authorization``: from the SDK's request context when the call came through it
+    (per request, also within a stateful session), else as the HTTP layer bound it (the fast path,
+    /api/tools/call)."""
+    context = exchange.current()
+    if context is not None:
+        try:
+            headers = context.headers
+        except (LookupError, ValueError, AttributeError):  # no HTTP request behind this context
+            headers = None
+        if headers is not None:
+            return headers.get("authorization")
+    return AUTHORIZATION.get()
+
+
 async def _call(
     ctx: ToolContext, operation: str, meta: AcpMeta, session_id: str | None, payload: Any
 ) -> dict[str, Any]:
     commerce = commerce_of(ctx.services)
     try:
-        platform = await commerce.platforms.authenticate(AUTHORIZATION.get())
+        platform = await commerce.platforms.authenticate(authorization())
     except AgentError as exc:
         raise AcpFailure(acp_error(exc)) from None
     answer = await commerce.protocol.call(

@@ -238,3 +238,32 @@ async def test_without_a_platform_credential_the_tools_refuse(platform: str, liv
             "message": bad.value.data["message"],
             "param": "$.line_items[0].id",
         }
+
+
+async def test_a_stateful_session_reads_the_credential_of_each_request(
+    platform: str, settings: Settings
+) -> None:
+    """With MCP sessions on, tools run in the session's task: the credential still comes from the
+    request at hand (the SDK's request context), not from the one that opened the session."""
+    stateful = settings.model_copy(update={"mcp_sessions": True})
+    with LiveServer(stateful) as server:
+        seen: list[str] = []
+        calls = {"n": 0}
+
+        async def credential_after_open(request: httpx2.Request) -> None:
+            calls["n"] += 1
+            if calls["n"] > 2:  # initialize and its notification go without one
+                request.headers["Authorization"] = f"Bearer {platform}"
+            seen.append(request.headers.get("mcp-session-id", ""))
+
+        client = httpx2.AsyncClient(event_hooks={"request": [credential_after_open]})
+        async with (
+            streamable_http_client(f"{server.url}/api/mcp.php", http_client=client) as (read, write),
+            ClientSession(read, write) as mcp,
+        ):
+            await mcp.initialize()
+            body = {"currency": "eur", "line_items": [{"id": TRAINING}], "capabilities": {}}
+            created = await mcp.call_tool("create_checkout_session", {"meta": meta(), "payload": body})
+            assert created.is_error is False, created.content
+            assert_valid("CheckoutSession", created.structured_content)
+        assert any(seen[2:])  # the calls went within the session
