@@ -19,6 +19,7 @@ from agent_server.commerce.webhooks import endpoint_for, endpoint_id
 from agent_server.errors import AuthFailed, Conflict, NotFound, ValidationFailed
 from agent_server.storage.db import Database
 from agent_server.timeutil import iso, utc
+from agent_server.webhooks.signing import new_secret
 from agent_server.webhooks.tables import WebhookRecord
 from agent_server.webhooks.url_guard import UrlGuard
 
@@ -63,7 +64,7 @@ class Platforms:
         if webhook_url:
             self.guard.parse(webhook_url)  # syntax and scheme now; addresses at each delivery
         credential = CREDENTIAL_PREFIX + secrets.token_urlsafe(32)
-        signing_secret = secrets.token_urlsafe(32)
+        signing_secret = new_secret()  # whsec_…: the webhook delivery's own headers decode it too
         platform = AgentPlatform(
             id=f"plat_{secrets.token_hex(8)}",
             name=name,
