@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.cli_registry import actions, add_action, command, emit, run_action, table
 
 
@@ -23,8 +23,8 @@ def _args(parser: argparse.ArgumentParser) -> None:
 @command("agent-platforms", _args, json_flag=False)  # --json on each action
 def agent_platforms(args: argparse.Namespace, settings: Settings) -> int:
     """Manage the agent platforms of agentic commerce: create, list, revoke."""
-    from agent_server.admin.crypto import SecretBox
     from agent_server.commerce.platforms import CREDENTIAL_ONCE, Platforms, platform_view
+    from agent_server.foundation.secret_box import SecretBox
     from agent_server.gateway.operator_db import operator_database
     from agent_server.webhooks.url_guard import UrlGuard
 

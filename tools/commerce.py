@@ -10,13 +10,13 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from agent_server import mcp_exchange as exchange
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import tool
 from agent_server.commerce.protocol import Answer, Meta, acp_error, inlined
 from agent_server.commerce.wiring import commerce_of
-from agent_server.context import ToolContext
-from agent_server.errors import AgentError
-from agent_server.registry import tool
-from agent_server.request_context import AUTHORIZATION
+from agent_server.foundation.errors import AgentError
+from agent_server.foundation.request_context import AUTHORIZATION
+from agent_server.mcp import exchange
 
 
 class AcpFailure(AgentError):

@@ -9,7 +9,7 @@ from typing import Any
 
 from agent_server.commerce.view import ACP_VERSION
 from agent_server.commerce.wiring import API_BASE as ACP_API_BASE
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 
 ACP_DISCOVERY_PATH = "/.well-known/acp.json"
 __all__ = ["ACP_API_BASE", "ACP_DISCOVERY_PATH", "ACP_VERSION", "acp_discovery"]

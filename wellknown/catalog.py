@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from wellknown.acp import ACP_API_BASE, ACP_DISCOVERY_PATH
 from wellknown.mcp import MCP_PATH
 

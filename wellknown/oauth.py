@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 
 AUTHORIZATION_SERVER_PATH = "/.well-known/oauth-authorization-server"
 PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_server.commerce.offer import Offer
-from agent_server.content import ContentPack
+from agent_server.knowledge.pack import ContentPack
 
 FEED_ID = "catalogue"
 FEED_PATH = f"/agentic_commerce/feeds/{FEED_ID}"

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from agent_server.errors import ValidationFailed
-from agent_server.timeutil import iso
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.timeutil import iso
 
 DIGITAL = {
     "type": "digital",

@@ -11,8 +11,8 @@ from typing import Any
 
 from agent_server.billing.money import decimal_text
 from agent_server.billing.pricebook import MAX_QUANTITY, PriceBook
-from agent_server.content import ContentPack
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.knowledge.pack import ContentPack
 
 SOLD_KINDS = ("consulting", "training", "hardware")
 

@@ -10,14 +10,14 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import col, select
 
-from agent_server.clock import Clock
 from agent_server.commerce.payment import DelegatedPayments
 from agent_server.commerce.tables import CheckoutSessionRecord, CommerceOrderRecord
 from agent_server.commerce.view import order_view
 from agent_server.commerce.webhooks import OrderWebhooks
-from agent_server.errors import Conflict, NotFound
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, NotFound
+from agent_server.foundation.timeutil import utc
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 ORDERS_PATH = "/agentic_commerce/orders"
 # What an administrator may do to an order, and from which states.

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from agent_server.billing.port import BillingProvider
-from agent_server.errors import Unavailable
+from agent_server.foundation.errors import Unavailable
 
 Outcome = Literal["succeeded", "declined", "authentication_required"]
 HANDLER_ID = "card_tokenized"

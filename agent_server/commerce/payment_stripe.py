@@ -16,7 +16,7 @@ import stripe
 
 from agent_server.billing.stripe_calls import call, idempotency
 from agent_server.commerce.payment import Charge, card_handler
-from agent_server.errors import PaymentRequired
+from agent_server.foundation.errors import PaymentRequired
 
 # ACP AuthenticationResult.outcome_details -> Stripe's three_d_secure fields
 THREE_DS_FIELDS = {

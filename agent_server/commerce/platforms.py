@@ -12,13 +12,13 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
-from agent_server.admin.crypto import SecretBox
-from agent_server.clock import Clock
 from agent_server.commerce.tables import AgentPlatform
 from agent_server.commerce.webhooks import endpoint_for, endpoint_id
-from agent_server.errors import AuthFailed, Conflict, NotFound, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AuthFailed, Conflict, NotFound, ValidationFailed
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 from agent_server.webhooks.signing import new_secret
 from agent_server.webhooks.tables import WebhookRecord
 from agent_server.webhooks.url_guard import UrlGuard

@@ -21,13 +21,13 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from agent_server.clock import Clock
 from agent_server.commerce.platforms import Platforms
 from agent_server.commerce.sessions import CheckoutSessions
 from agent_server.commerce.tables import AgentPlatform
 from agent_server.commerce.view import ACP_VERSION
-from agent_server.errors import AgentError, AuthFailed, IdempotencyConflict, ValidationFailed
-from agent_server.idempotency import IdempotencyStore, StoredResponse, body_digest
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AgentError, AuthFailed, IdempotencyConflict, ValidationFailed
+from agent_server.policies.idempotency import IdempotencyStore, StoredResponse, body_digest
 
 SUPPORTED_VERSIONS = (ACP_VERSION,)
 SIGNATURE_TOLERANCE = 300  # seconds between the request's Timestamp and now

@@ -23,16 +23,22 @@ from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col
 
-from agent_server.clock import Clock
 from agent_server.commerce.fulfillment import buyer_email, check_selection, missing
 from agent_server.commerce.offer import Offer
 from agent_server.commerce.orders import Orders
 from agent_server.commerce.payment import DelegatedPayments
 from agent_server.commerce.tables import CheckoutSessionRecord
 from agent_server.commerce.view import OPEN, session_view
-from agent_server.errors import Conflict, MethodNotAllowed, NotFound, PaymentRequired, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import (
+    Conflict,
+    MethodNotAllowed,
+    NotFound,
+    PaymentRequired,
+    ValidationFailed,
+)
+from agent_server.foundation.timeutil import utc
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 SESSION_SECONDS = 86_400
 STALE_COMPLETION = 120  # seconds: longer than any provider call (timeouts and retries) takes

@@ -9,7 +9,7 @@ from typing import Any
 from agent_server.commerce.fulfillment import missing, options, selected
 from agent_server.commerce.offer import Offer
 from agent_server.commerce.tables import CheckoutSessionRecord, CommerceOrderRecord
-from agent_server.timeutil import iso
+from agent_server.foundation.timeutil import iso
 
 ACP_VERSION = "2026-04-17"
 OPEN = ("not_ready_for_payment", "ready_for_payment", "authentication_required")

@@ -14,9 +14,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agent_server.clock import Clock
 from agent_server.commerce.tables import AgentPlatform
-from agent_server.timeutil import utc
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.timeutil import utc
 from agent_server.webhooks.delivery import ACP_EVENT_PREFIX
 from agent_server.webhooks.repository import new_id
 from agent_server.webhooks.tables import WebhookDeliveryRecord, WebhookRecord

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agent_server.admin.crypto import SecretBox
 from agent_server.admin.wiring import admin_services
 from agent_server.billing.config import billing_provider
+from agent_server.capabilities.services import Services
 from agent_server.commerce.offer import Offer
 from agent_server.commerce.orders import Orders
 from agent_server.commerce.payment import delegated_payments
@@ -16,9 +16,9 @@ from agent_server.commerce.platforms import Platforms
 from agent_server.commerce.protocol import AcpProtocol
 from agent_server.commerce.sessions import CheckoutSessions
 from agent_server.commerce.webhooks import OrderWebhooks
-from agent_server.errors import Unavailable
-from agent_server.idempotency import IdempotencyStore
-from agent_server.services import Services
+from agent_server.foundation.errors import Unavailable
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.policies.idempotency import IdempotencyStore
 from agent_server.webhooks.url_guard import UrlGuard
 
 COMMERCE_KEY = "commerce"

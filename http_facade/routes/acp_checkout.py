@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from agent_server.commerce.feed import FEED_ID, feed_metadata, products
 from agent_server.commerce.protocol import Answer, Meta, acp_error, inlined
 from agent_server.commerce.wiring import API_BASE, commerce_of
-from agent_server.errors import AgentError, ValidationFailed
+from agent_server.foundation.errors import AgentError, ValidationFailed
 
 router = APIRouter(prefix=API_BASE, tags=["agentic commerce"])
 SPEC = "Agentic Commerce Protocol 2026-04-17; request and response bodies as its OpenAPI defines them."

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_server.commerce.platforms import CREDENTIAL_ONCE, platform_view
 from agent_server.commerce.tables import CommerceOrderRecord
 from agent_server.commerce.wiring import Commerce
-from agent_server.timeutil import iso
+from agent_server.foundation.timeutil import iso
 from http_facade.routes.admin_common import PlatformDep, audit_note
 
 router = APIRouter(tags=["admin: platform"])

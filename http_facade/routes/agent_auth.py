@@ -12,7 +12,7 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_server.errors import NotImplementedYet, ValidationFailed
+from agent_server.foundation.errors import NotImplementedYet, ValidationFailed
 from wellknown import oauth
 
 router = APIRouter(tags=["auth"])

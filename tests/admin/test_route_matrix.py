@@ -13,7 +13,7 @@ import httpx
 from fastapi.routing import iter_route_contexts
 
 from agent_server.commerce.tables import CommerceOrderRecord
-from agent_server.timeutil import utc
+from agent_server.foundation.timeutil import utc
 from tests.admin.conftest import World
 
 PUBLIC = {

@@ -17,8 +17,8 @@ import pytest
 from fastapi import FastAPI
 from jsonschema import Draft202012Validator, FormatChecker
 
-from agent_server.clock import ManualClock
-from agent_server.settings import Settings
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from tests.admin.conftest import World, world  # noqa: F401  (the admin tokens of tests/admin)
 from tests.conftest import BASE_URL, running

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_server.admin.crypto import SecretBox
-from agent_server.clock import SystemClock
 from agent_server.commerce.platforms import Platforms
-from agent_server.settings import Settings
+from agent_server.foundation.clock import SystemClock
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.settings import Settings
 from agent_server.storage.db import Database
 from agent_server.webhooks.url_guard import UrlGuard
 from tests.commerce.conftest import SPEC, VERSION

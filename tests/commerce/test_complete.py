@@ -9,7 +9,7 @@ import copy
 
 from sqlmodel import select
 
-from agent_server.billing.sandbox_store import SandboxObject
+from agent_server.billing.sandbox.store import SandboxObject
 from agent_server.commerce.tables import CheckoutSessionRecord, CommerceOrderRecord
 from tests.commerce.conftest import Shop, assert_valid, examples, payment
 from tests.commerce.test_checkout_sessions import error_of

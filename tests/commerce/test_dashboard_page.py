@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.commerce.conftest import Shop, payment
 from tests.pages.dashboard import Dash, dashboard_world
 

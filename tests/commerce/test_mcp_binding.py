@@ -17,9 +17,9 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
 from agent_server.gateway.passwords import hash_password
-from agent_server.settings import Settings
 from agent_server.storage.db import Database
 from http_facade.cli import main
 from tests.admin.conftest import Receiver, receiver  # noqa: F401  (the loopback receiver fixture)

@@ -13,7 +13,7 @@ import pytest
 from sqlmodel import select
 
 from agent_server.commerce.tables import AgentPlatform
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from http_facade.cli import main
 from tests.commerce.conftest import TRAINING, VERSION, World

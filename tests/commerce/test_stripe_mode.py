@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from agent_server.clock import ManualClock
 from agent_server.commerce.payment_stripe import intent_params
-from agent_server.settings import Settings
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from tests.billing.conftest import localstripe, localstripe_server  # noqa: F401  (the fixtures)
 from tests.billing.localstripe import LocalStripe
