@@ -14,6 +14,7 @@ from agent_server.accounts.service import Accounts
 from agent_server.batches.wiring import build_batches
 from agent_server.billing.wiring import build_billing
 from agent_server.capabilities.services import Services, build_services, close_services
+from agent_server.commerce.wiring import build_commerce
 from agent_server.deployment.checks import check_deployment
 from agent_server.files.service import files_for
 from agent_server.foundation.clock import Clock
@@ -78,6 +79,8 @@ def create_app(
     registry = build_registry(settings)
     site = build_site(services, registry)  # public site API: limits, tokens, jobs, checkout
     billing = build_billing(services, gateway)  # payment provider, its events, trials (docs/billing.md)
+    # Agent platforms buy the catalogue over ACP, REST and MCP (docs/agentic-commerce.md).
+    commerce = build_commerce(services, site.idempotency)
     # Mail of the site: the newsletter's confirmation links, discovery-call requests and their notices.
     site.subscriptions.mailer = accounts.mailer
     discovery_calls = DiscoveryCalls(
@@ -139,6 +142,7 @@ def create_app(
     app.state.site = site
     app.state.billing = billing
     app.state.discovery_calls = discovery_calls
+    app.state.commerce = commerce
     # Off unless AGENTGATE_RESPONSE_CACHE: then the cached chat and embeddings routes serve /v1.
     app.state.response_cache = ResponseCache.from_settings(settings, services.kv, services.clock)
     app.state.ready = False

@@ -15,7 +15,10 @@ from pydantic import ValidationError
 from agent_server.foundation.settings import Settings
 from agent_server.observability.logging_setup import configure_logging, logging_config
 from agent_server.observability.metrics_share import prepare_metrics_dir
-from http_facade import cli_admin  # noqa: F401  (registers tenants, users and keys)
+from http_facade import (
+    cli_admin,  # noqa: F401  (registers tenants, users and keys)
+    cli_commerce,  # noqa: F401  (registers agent-platforms)
+)
 from http_facade.cli_registry import COMMANDS, JSON_OPTION, command, emit, fail, table
 
 

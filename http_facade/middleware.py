@@ -27,7 +27,7 @@ from agent_server.observability.metrics import Metrics
 from agent_server.policies.versions import VersionRegistry
 from http_facade.errors import render_error
 from http_facade.metrics import route_template
-from http_facade.versioning import UNVERSIONED, cors_options
+from http_facade.versioning import SELF_VERSIONED_PREFIXES, UNVERSIONED, cors_options
 from wellknown.mcp import MCP_PATH
 
 Headers = tuple[tuple[bytes, bytes], ...]
@@ -96,7 +96,7 @@ class Edge:
         request_token = REQUEST_ID.set(request_id)  # every log line of the request carries it
         extra = (*extra, (REQUEST_ID_HEADER, request_id.encode()))
         refusal = None
-        if scope["path"] in UNVERSIONED:
+        if scope["path"] in UNVERSIONED or scope["path"].startswith(SELF_VERSIONED_PREFIXES):
             pass
         elif requested is None or requested == self.current:
             extra = (*extra, self._current_header)

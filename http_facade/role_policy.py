@@ -142,6 +142,12 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
     ("POST", "/admin/platform/tenants"): PLATFORM,
     ("PATCH", "/admin/platform/tenants/{tenant_id}"): PLATFORM,
     ("GET", "/admin/platform/leads"): PLATFORM,
+    ("GET", "/admin/platform/agent-platforms"): PLATFORM,
+    ("POST", "/admin/platform/agent-platforms"): PLATFORM,
+    ("DELETE", "/admin/platform/agent-platforms/{platform_id}"): PLATFORM,
+    ("GET", "/admin/platform/agent-orders"): PLATFORM,
+    ("PATCH", "/admin/platform/agent-orders/{order_id}"): PLATFORM,
+    ("POST", "/admin/platform/agent-orders/{order_id}/refund"): PLATFORM,
     ("GET", "/admin/llm-routing/"): PLATFORM,
     ("PATCH", "/admin/llm-routing/"): PLATFORM,
     ("DELETE", "/admin/llm-routing/"): PLATFORM,
@@ -254,6 +260,7 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
     ("GET", "/app/tenants"): PLATFORM,
     ("POST", "/app/tenants"): PLATFORM,
     ("GET", "/app/leads"): PLATFORM,
+    ("GET", "/app/agent-commerce"): PLATFORM,
 }
 # fmt: on
 

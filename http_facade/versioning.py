@@ -11,6 +11,9 @@ import re
 
 # Unversioned routes (spec 4.5 and 9): the status document and its aliases.
 UNVERSIONED = frozenset({"/api/status.php", "/status", "/.well-known/health"})
+# Routes of a protocol that versions itself with the same header name: the Agentic Commerce Protocol
+# reads API-Version as its own date (agent_server/commerce/protocol.py), so the edge leaves it alone.
+SELF_VERSIONED_PREFIXES = ("/agentic_commerce/",)
 EXPOSED_HEADERS = (
     "API-Version",
     "Deprecation",

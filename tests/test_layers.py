@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "agent_server.admin",
             "agent_server.batches",
             "agent_server.billing",
+            "agent_server.commerce",
             "agent_server.files",
             "agent_server.gateway",
             "agent_server.internal_rpc",

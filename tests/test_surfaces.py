@@ -30,6 +30,9 @@ def registry() -> Registry:
 
 
 TOOL_NAMES = [t.name for t in registry().tools]
+# The ACP binding's tools answer agent platforms only (a credential): tests/commerce calls them.
+ACP_TOOL_NAMES = [t.name for t in registry().tools if "commerce" in t.meta.tags]
+CALLABLE = [name for name in TOOL_NAMES if name not in ACP_TOOL_NAMES]  # by anyone, with EXAMPLES
 RESOURCE_URIS = [r.uri for r in registry().resources]
 
 
@@ -42,11 +45,14 @@ async def mcp(client: httpx.AsyncClient, method: str, params: dict | None = None
 
 
 async def test_every_tool_has_an_example() -> None:
-    assert sorted(EXAMPLES) == sorted(TOOL_NAMES)
+    assert sorted(EXAMPLES) == sorted(CALLABLE)
 
 
 async def test_registry_holds_the_six_tools_and_eight_resources_of_the_spec() -> None:
-    assert len(TOOL_NAMES) == 6 and len(RESOURCE_URIS) == 8
+    assert len(CALLABLE) == 6 and len(RESOURCE_URIS) == 8
+    assert sorted(ACP_TOOL_NAMES) == sorted(  # and the five of the ACP MCP binding
+        f"{verb}_checkout_session" for verb in ("create", "get", "update", "complete", "cancel")
+    )
     names = {r.name for r in registry().resources}
     assert names == {
         "KB-core",
@@ -77,7 +83,7 @@ async def test_tool_is_listed_on_every_surface(module_client: httpx.AsyncClient,
     assert name in {t["name"] for t in manifest["tools"]}
 
 
-@pytest.mark.parametrize("name", TOOL_NAMES)
+@pytest.mark.parametrize("name", CALLABLE)
 async def test_tool_gives_the_same_result_over_mcp_and_http(
     module_client: httpx.AsyncClient, name: str
 ) -> None:
@@ -117,4 +123,4 @@ async def test_tool_and_resource_counts_match_between_mcp_and_index(module_clien
     index = (await client.get("/api/capabilities.php")).json()["capabilities"]
     tools = (await mcp(client, "tools/list"))["result"]["tools"]
     resources = (await mcp(client, "resources/list"))["result"]["resources"]
-    assert len(index) == len(tools) + len(resources) == 14
+    assert len(index) == len(tools) + len(resources) == 14 + len(ACP_TOOL_NAMES)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_server.capabilities.registry import Registry
 from agent_server.foundation.settings import Settings
-from tools import ask, catalogue, faq, weather
+from tools import ask, catalogue, commerce, faq, weather
 
 
 def build_registry(settings: Settings) -> Registry:
@@ -18,5 +18,8 @@ def build_registry(settings: Settings) -> Registry:
     registry.add_tool(faq.faq_lookup)
     registry.add_tool(weather.get_weather)
     registry.add_tool(catalogue.get_company_info)
+    # The Agentic Commerce Protocol's MCP binding: checkout sessions for agent platforms.
+    for acp_tool in commerce.ACP_TOOLS:
+        registry.add_tool(acp_tool)
     resources.register(registry)
     return registry

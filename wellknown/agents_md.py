@@ -15,6 +15,7 @@ from agent_server.knowledge.pack import Company, Plan
 from agent_server.mcp.server import MCP_PROTOCOL_VERSION
 from agent_server.policies.retry_guidance import NOT_RETRIED, RATE_LIMITED, SERVER_ERROR
 from agent_server.policies.versions import FINAL_NOTICE_SECONDS, POLICY_PATH, VersionRegistry, http_date
+from wellknown.acp import ACP_API_BASE, ACP_DISCOVERY_PATH, ACP_VERSION
 from wellknown.mcp import MCP_PATH
 from wellknown.oauth import AGENT_AUTH_PATH, PROTECTED_RESOURCE_PATH, REGISTER_PATH
 
@@ -94,6 +95,17 @@ def agents_md(
             f'- `POST {base}/api/ask.php` with `{{"query": "..."}}` answers a question in plain words. '
             "With `Prefer: streaming` and `Accept: text/event-stream` the answer streams as SSE. "
             "`GET` on it describes the endpoint.",
+            "",
+        ]
+    if ACP_DISCOVERY_PATH in served:
+        out += [
+            "## Buying (Agentic Commerce Protocol)",
+            "",
+            f"- Agent platforms buy trainings, fixed-fee consulting packages and hardware over ACP {ACP_VERSION}: "
+            f"REST under `{base}{ACP_API_BASE}/checkout_sessions` or the five `*_checkout_session` MCP "
+            "tools, with the platform's credential (`Authorization: Bearer`, issued by the operator).",
+            f"- Discovery: `GET {base}{ACP_DISCOVERY_PATH}`. Product feed: "
+            f"`GET {base}{ACP_API_BASE}/feeds/catalogue/products`.",
             "",
         ]
     if served & {"/api/jobs.php", "/api/jobs"}:

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agent_server.foundation.settings import Settings
+from wellknown.acp import ACP_API_BASE, ACP_DISCOVERY_PATH
 from wellknown.mcp import MCP_PATH
 
 CATALOG_PATH = "/.well-known/api-catalog"
@@ -43,25 +44,37 @@ def api_catalog(settings: Settings, title: str, paths: Iterable[str]) -> dict[st
         _link(f"{base}/.well-known/agent-skills/index.json", "application/json", "Agent skills index"),
         _link(f"{base}/.well-known/oauth-protected-resource", "application/json", "OAuth resource metadata"),
     ]
-    return {
-        "linkset": [
+    linkset = [
+        {
+            "anchor": f"{base}/",
+            "service-desc": [
+                _link(f"{base}/openapi.json", "application/vnd.oai.openapi+json;version=3.1", title)
+            ],
+            "service-doc": docs,
+            "status": [status],
+            "service-meta": meta,
+            "item": [_link(f"{base}{MCP_PATH}", "application/json", "MCP endpoint (JSON-RPC 2.0)")],
+        },
+        {
+            "anchor": f"{base}{MCP_PATH}",
+            "service-desc": [_link(f"{base}/.well-known/mcp.json", "application/json", "MCP server card")],
+            "service-doc": docs[:1],
+            "status": [status],
+        },
+    ]
+    if ACP_DISCOVERY_PATH in served:  # agent platforms buy over the Agentic Commerce Protocol
+        linkset.append(
             {
-                "anchor": f"{base}/",
-                "service-desc": [
-                    _link(f"{base}/openapi.json", "application/vnd.oai.openapi+json;version=3.1", title)
-                ],
-                "service-doc": docs,
-                "status": [status],
-                "service-meta": meta,
-                "item": [_link(f"{base}{MCP_PATH}", "application/json", "MCP endpoint (JSON-RPC 2.0)")],
-            },
-            {
-                "anchor": f"{base}{MCP_PATH}",
-                "service-desc": [
-                    _link(f"{base}/.well-known/mcp.json", "application/json", "MCP server card")
-                ],
+                "anchor": f"{base}{ACP_API_BASE}",
+                "service-desc": [_link(f"{base}{ACP_DISCOVERY_PATH}", "application/json", "ACP discovery")],
                 "service-doc": docs[:1],
-                "status": [status],
-            },
-        ]
-    }
+                "item": [
+                    _link(
+                        f"{base}{ACP_API_BASE}/feeds/catalogue/products",
+                        "application/json",
+                        "ACP product feed",
+                    )
+                ],
+            }
+        )
+    return {"linkset": linkset}

@@ -118,7 +118,16 @@ def mcp_manifest(
             }
             for p in registry.prompts
         ],
+        **_commerce_meta(registry, base),
     }
+
+
+def _commerce_meta(registry: Registry, base: str) -> dict[str, Any]:
+    """Where agent platforms learn how to buy: the ACP discovery document, once its tools are served
+    (they need an agent platform's credential, docs/agentic-commerce.md)."""
+    if not any("commerce" in t.meta.tags for t in registry.tools):
+        return {}
+    return {"_meta": {"dev.agenticcommerce/discovery": f"{base}/.well-known/acp.json"}}
 
 
 _JSONRPC_REQUEST = {

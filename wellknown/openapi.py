@@ -245,9 +245,12 @@ def build_openapi(
     uses_gateway_envelope: Callable[[str], bool],
     unversioned: frozenset[str] = frozenset(),
     signed_in: frozenset[tuple[str, str]] = frozenset(),
+    own_contract: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The published OpenAPI 3.1 document (spec 1): ``generated`` is FastAPI's own schema;
-    ``signed_in`` the (path, method) pairs whose route asks for the admin JWT (from its dependencies)."""
+    ``signed_in`` the (path, method) pairs whose route asks for the admin JWT (from its dependencies);
+    paths under ``own_contract`` follow another protocol's errors and versioning (the Agentic
+    Commerce Protocol) and keep what their routes declare."""
     doc = copy.deepcopy(generated)
     base = settings.public_base_url.rstrip("/")
     doc["openapi"] = "3.1.0"
@@ -276,6 +279,8 @@ def build_openapi(
         components.setdefault(key, {}).update(values)
     _unique_operation_ids(paths)
     for path, item in paths.items():
+        if path.startswith(own_contract):
+            continue
         gateway = uses_gateway_envelope(path)
         versioned = path not in unversioned
         for method in METHODS:

@@ -30,3 +30,8 @@ def new_request_id() -> str:
 
 def current_request_id() -> str | None:
     return REQUEST_ID.get()
+
+
+# The caller's Authorization header where a capability authenticates by itself (the ACP tools take an
+# agent platform's credential): bound by the HTTP layer around MCP requests and direct tool calls.
+AUTHORIZATION: ContextVar[str | None] = ContextVar("agentgate_authorization", default=None)

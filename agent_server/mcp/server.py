@@ -172,6 +172,9 @@ class RegistryMCPServer(MCPServer):
                 return error_result(err, self._base_url)
             except AgentError as err:
                 await exchange.log(context, "warning", f"{name}: {err.message}")
+                protocol_error = err.extra.get("acp_error")
+                if protocol_error is not None:  # ACP's MCP binding: JSON-RPC error, its Error in data
+                    raise MCPError(code=err.jsonrpc_code, message=err.message, data=protocol_error) from None
                 return error_result(err, self._base_url)
         if isinstance(result, exchange.MCPAnswer) and result.error is not None:
             raise MCPError.from_error_data(result.error)

@@ -3,6 +3,7 @@
 from agent_server.accounts import passkey_tables  # noqa: F401
 from agent_server.accounts import tables as account_tables  # noqa: F401
 from agent_server.billing import tables as billing_tables  # noqa: F401
+from agent_server.commerce import tables as commerce_tables  # noqa: F401
 from agent_server.files import tables as file_tables  # noqa: F401  (and the batch tables)
 from agent_server.gateway import response_tables  # noqa: F401
 from agent_server.gateway import tables as gateway_tables  # noqa: F401

@@ -28,7 +28,7 @@ from agent_server.foundation.secret_box import SecretBox
 from agent_server.observability.instruments import INSTRUMENTS
 from agent_server.storage.db import Database
 from agent_server.webhooks.repository import utc
-from agent_server.webhooks.signing import HEADER_PREFIX, signature_headers
+from agent_server.webhooks.signing import HEADER_PREFIX, merchant_signature, signature_headers
 from agent_server.webhooks.tables import (
     DELIVERY_DELIVERED,
     DELIVERY_FAILED,
@@ -46,6 +46,7 @@ SCHEDULE = (1, 5, 30, 120, 600)
 HOURLY = 3600
 JITTER = 0.1  # +-10 %: spreads retries of many deliveries that failed together
 USER_AGENT = "agentgate-webhooks/1"
+ACP_EVENT_PREFIX = "acp."  # agent_server/commerce/webhooks.py
 
 
 def backoff(failed_attempts: int, rng: random.Random) -> float:
@@ -173,6 +174,8 @@ class DeliveryWorker:
             secret, delivery.event_id, int(self.clock.now()), body, self.header_prefix
         )
         headers["user-agent"] = USER_AGENT
+        if delivery.event_type.startswith(ACP_EVENT_PREFIX):  # order events to an ACP agent platform
+            headers["merchant-signature"] = merchant_signature(secret, int(self.clock.now()), body)
         try:
             async with (
                 pinned_client(target, self.timeout) as client,

@@ -71,3 +71,10 @@ def verify_standard(
 
 def verify_platform(secret: str, header: str, body: bytes) -> bool:
     return hmac.compare_digest(platform_signature(secret, body), header)
+
+
+def merchant_signature(secret: str, timestamp: int, body: bytes) -> str:
+    """The Agentic Commerce Protocol's ``Merchant-Signature`` of order events: ``t=<unix>,v1=<hex>``,
+    HMAC-SHA256 of ``timestamp + "." + raw body`` keyed with the shared secret as written."""
+    signed = str(timestamp).encode() + b"." + body
+    return f"t={timestamp},v1=" + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from agent_server.admin.wiring import admin_running
 from http_facade.routes import (
     admin_audit,
+    admin_commerce,
     admin_csp,
     admin_logs,
     admin_platform,
@@ -22,6 +23,7 @@ ADMIN_ROUTERS = (
     admin_csp.router,
     admin_audit.router,
     admin_platform.router,
+    admin_commerce.router,
     admin_logs.router,
 )
 

@@ -27,6 +27,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.routing import Match, Route
 from starlette.types import Message, Receive, Scope, Send
 
+from agent_server.foundation.request_context import AUTHORIZATION
 from agent_server.foundation.settings import Settings
 from agent_server.mcp.jsonrpc import Refusal, inspect
 from agent_server.mcp.server import MCP_PROTOCOL_VERSION, RegistryMCPServer
@@ -171,6 +172,9 @@ class MCPEndpoint:
             assert self.sessions is not None
             await self.sessions.handle_request(scope, receive, send_with_version)
             return
+        # Tools that authenticate by themselves (the ACP tools) read the caller's credential; the tasks
+        # this request starts (the SDK's server task, the fast path) inherit it.
+        AUTHORIZATION.set(_header(scope, b"authorization") or None)
         accept = _header(scope, b"accept").lower()
         accepts_sse = "text/event-stream" in accept
         sse_only = accepts_sse and "application/json" not in accept and "*/*" not in accept

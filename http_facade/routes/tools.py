@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_server.capabilities.projections import DIALECTS, capability_index, tool_definitions
 from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.request_context import AUTHORIZATION
 from http_facade.deps import PublicContextDep, RegistryDep
 
 router = APIRouter(tags=["tools"])
@@ -39,7 +40,10 @@ async def list_tool_definitions(
 
 
 @router.post("/api/tools/call", summary="Run a tool directly")
-async def call_tool(body: ToolCall, registry: RegistryDep, ctx: PublicContextDep) -> ToolCallResult:
+async def call_tool(
+    body: ToolCall, registry: RegistryDep, ctx: PublicContextDep, request: Request
+) -> ToolCallResult:
+    AUTHORIZATION.set(request.headers.get("authorization"))  # this request's task only
     result = await registry.invoke(body.name, body.arguments, ctx)
     return ToolCallResult(name=body.name, result=result.model_dump(mode="json"))
 

@@ -17,6 +17,7 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.responses import Response
 
+from agent_server.commerce.offer import Offer
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import NotFound
 from agent_server.foundation.settings import Settings
@@ -24,9 +25,10 @@ from agent_server.policies.versions import POLICY_PATH, VersionRegistry
 from http_facade.deps import RegistryDep, ServicesDep, SettingsDep
 from http_facade.errors import uses_gateway_envelope
 from http_facade.gateway_deps import admin_claims, user_claims
-from http_facade.versioning import UNVERSIONED
+from http_facade.versioning import SELF_VERSIONED_PREFIXES, UNVERSIONED
 from wellknown import agent_card as cards
 from wellknown import catalog, oauth, skills
+from wellknown.acp import ACP_DISCOVERY_PATH, acp_discovery
 from wellknown.agents_md import agents_md, versioning_policy
 from wellknown.mcp import CARD_PATHS, MCP_PATH, mcp_manifest, mcp_openapi_operations
 from wellknown.openapi import RawRoute, build_openapi
@@ -177,6 +179,18 @@ async def agents(request: Request) -> Response:
     return document(request, _agents_text(request).encode(), "text/markdown; charset=utf-8")
 
 
+@router.get(
+    ACP_DISCOVERY_PATH,
+    summary="Agentic Commerce Protocol discovery (versions, transports, capabilities)",
+    response_class=Response,
+    responses=_json_responses(),
+)
+async def acp_json(request: Request, settings: SettingsDep, services: ServicesDep) -> Response:
+    currencies = Offer(services.knowledge.pack).currencies
+    hour = {"Cache-Control": "public, max-age=3600"}  # the discovery RFC's minimum
+    return json_document(request, acp_discovery(settings, currencies), headers=hour)
+
+
 @router.get(POLICY_PATH, summary="API versioning policy", response_class=Response, responses=MARKDOWN)
 async def policy(request: Request, services: ServicesDep) -> Response:
     text = versioning_policy(request.app.state.versions, services.settings, services.clock.now())
@@ -272,6 +286,7 @@ def openapi_override(
                 uses_gateway_envelope=uses_gateway_envelope,
                 unversioned=UNVERSIONED,
                 signed_in=signed_in_operations(app),
+                own_contract=SELF_VERSIONED_PREFIXES,
             )
             cache.update(key=key, doc=doc)
         return cache["doc"]

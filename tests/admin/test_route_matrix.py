@@ -12,6 +12,8 @@ import re
 import httpx
 from fastapi.routing import iter_route_contexts
 
+from agent_server.commerce.tables import CommerceOrderRecord
+from agent_server.foundation.timeutil import utc
 from tests.admin.conftest import World
 
 PUBLIC = {
@@ -40,6 +42,12 @@ PLATFORM_ONLY = {
     ("PATCH", "/admin/platform/tenants/{tenant_id}"),
     ("POST", "/admin/platform/tenants"),
     ("GET", "/admin/platform/leads"),
+    ("GET", "/admin/platform/agent-platforms"),
+    ("POST", "/admin/platform/agent-platforms"),
+    ("DELETE", "/admin/platform/agent-platforms/{platform_id}"),
+    ("GET", "/admin/platform/agent-orders"),
+    ("PATCH", "/admin/platform/agent-orders/{order_id}"),
+    ("POST", "/admin/platform/agent-orders/{order_id}/refund"),
 }
 # Routes whose success needs what this generic pass cannot make: a WebAuthn credential, a live identity
 # provider, a DNS record, an existing object; their own tests (tests/accounts) cover them.
@@ -102,7 +110,10 @@ async def seed_tenant_a(world: World) -> dict[str, str]:
     ).json()
     await c.post("/admin/sso/domains", json={"domain": "alpha-sso.example"}, headers=auth)
     api_key, full_key = await world.app.state.gateway.issue_key(world.tenants["a"], "alpha-key", ["chat"])
+    agent_platform, agent_order = await seed_agent_order(world)
     return {
+        "platform_id": agent_platform,
+        "order_id": agent_order,
         "webhook_id": hook["id"],
         "webhook_secret": hook["secret"],
         "traceId": trace["trace_id"],
@@ -117,6 +128,29 @@ async def seed_tenant_a(world: World) -> dict[str, str]:
         "domain": "alpha-sso.example",
         "protocol": "oidc",
     }
+
+
+async def seed_agent_order(world: World) -> tuple[str, str]:
+    """An agent platform and an order of it (agentic commerce belongs to the platform, no tenant)."""
+    made = await world.app.state.commerce.platforms.create("Matrix assistant", None)
+    now = utc(world.clock.now())
+    order = CommerceOrderRecord(
+        id="acpord_matrix",
+        checkout_session_id="cs_matrix",
+        platform_id=made.platform.id,
+        status="confirmed",
+        currency="eur",
+        amount_minor=100,
+        payment_provider="sandbox",
+        payment_ref="pi_sbx_matrix",
+        email="buyer@example.com",
+        lines=[],
+        created_at=now,
+        updated_at=now,
+    )
+    async with world.app.state.services.db.session() as session:
+        session.add(order)
+    return made.platform.id, order.id
 
 
 def request_for(method: str, path: str, a: dict[str, str]) -> tuple[str, dict]:
@@ -138,6 +172,8 @@ def request_for(method: str, path: str, a: dict[str, str]) -> tuple[str, dict]:
         ("POST", "/admin/office_suite/bindings"): {"user_id": a["a_admin_user"]},
         ("PATCH", "/admin/platform/tenants/{tenant_id}"): {"rate_limit_per_minute": 100},
         ("POST", "/admin/platform/tenants"): {"name": "Matrix", "plan_id": "starter"},
+        ("POST", "/admin/platform/agent-platforms"): {"name": "Matrix platform"},
+        ("PATCH", "/admin/platform/agent-orders/{order_id}"): {"status": "completed"},
         ("PATCH", "/admin/auth/passkeys/{passkey_id}"): {"name": "m"},
         ("PATCH", "/admin/sso"): {"enforced": False},
         ("PATCH", "/admin/sso/connections/{protocol}"): {"enabled": False},

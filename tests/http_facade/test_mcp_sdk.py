@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
 from tests.conftest import LiveServer
-from tests.test_surfaces import EXAMPLES, RESOURCE_URIS, TOOL_NAMES
+from tests.test_surfaces import CALLABLE, EXAMPLES, RESOURCE_URIS, TOOL_NAMES
 
 MODERN = "2026-07-28"
 
@@ -40,7 +40,8 @@ async def exercise(client: Client) -> None:
     for name, tool in tools.items():
         assert tool.description and tool.input_schema["type"] == "object"
         assert tool.output_schema and tool.output_schema["type"] == "object"
-        assert_tool_result(name, await client.call_tool(name, EXAMPLES[name]))
+        if name in CALLABLE:  # the ACP tools need an agent platform (tests/commerce/test_mcp_binding.py)
+            assert_tool_result(name, await client.call_tool(name, EXAMPLES[name]))
     resources = {str(r.uri): r for r in (await client.list_resources()).resources}
     assert sorted(resources) == sorted(RESOURCE_URIS)
     for uri, resource in resources.items():
@@ -85,7 +86,7 @@ async def test_low_level_session_over_streamable_http(live_server: LiveServer) -
         assert init.capabilities.tools is not None and init.capabilities.resources is not None
         listed = await session.list_tools()
         assert sorted(t.name for t in listed.tools) == sorted(TOOL_NAMES)
-        for name in TOOL_NAMES:
+        for name in CALLABLE:
             assert_tool_result(name, await session.call_tool(name, EXAMPLES[name]))
         for uri in RESOURCE_URIS:
             assert (await session.read_resource(uri)).contents[0].text

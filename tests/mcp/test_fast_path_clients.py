@@ -11,7 +11,7 @@ from mcp.shared.exceptions import MCPError
 
 from http_facade.routes.mcp_fast import FastPathGate
 from tests.conftest import LiveServer
-from tests.test_surfaces import EXAMPLES, RESOURCE_URIS, TOOL_NAMES
+from tests.test_surfaces import CALLABLE, EXAMPLES, RESOURCE_URIS, TOOL_NAMES
 
 
 def gate_of(server: LiveServer) -> FastPathGate:
@@ -31,7 +31,7 @@ async def test_sdk_client_is_served_by_the_fast_path(
         assert client.protocol_version == version
         served = gate.served
         assert sorted(t.name for t in (await client.list_tools()).tools) == sorted(TOOL_NAMES)
-        for name in TOOL_NAMES:
+        for name in CALLABLE:
             result = await client.call_tool(name, EXAMPLES[name])
             assert (
                 result.is_error is False and json.loads(result.content[0].text) == result.structured_content
@@ -41,4 +41,4 @@ async def test_sdk_client_is_served_by_the_fast_path(
         with pytest.raises(MCPError) as raised:
             await client.call_tool("no_such_tool", {})
         assert raised.value.code == -32602
-        assert gate.served == served + 1 + len(TOOL_NAMES) + len(RESOURCE_URIS) + 1
+        assert gate.served == served + 1 + len(CALLABLE) + len(RESOURCE_URIS) + 1

@@ -15,7 +15,7 @@ import pytest_asyncio
 
 from agent_server.capabilities.context import ToolContext
 from tests.mcp.fast_path_support import ERAS, MODERN, Answer, Side, mcp_request, side
-from tests.test_surfaces import EXAMPLES, RESOURCE_URIS, TOOL_NAMES
+from tests.test_surfaces import CALLABLE, EXAMPLES, RESOURCE_URIS, TOOL_NAMES
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -59,7 +59,7 @@ async def both(
 
 
 @pytest.mark.parametrize("era", ERAS)
-@pytest.mark.parametrize("name", TOOL_NAMES)
+@pytest.mark.parametrize("name", CALLABLE)
 async def test_every_tool_call_is_identical(sdk: Side, fast: Side, era: str | None, name: str) -> None:
     answer = await both(
         sdk, fast, *mcp_request(era, "tools/call", {"name": name, "arguments": EXAMPLES[name]})

@@ -16,7 +16,7 @@ import pytest
 from agent_server.foundation.settings import Settings
 from tests.conftest import LiveServer
 from tests.mcp.support import NODE, URL, live, node_tool
-from tests.test_surfaces import EXAMPLES, RESOURCE_URIS, TOOL_NAMES
+from tests.test_surfaces import CALLABLE, EXAMPLES, RESOURCE_URIS, TOOL_NAMES
 
 ERAS = ["legacy", "modern"]  # the initialize handshake, and 2026-07-28 without one
 Inspect = Callable[..., dict[str, Any]]  # (era, method, *arguments) -> the JSON-RPC result
@@ -54,7 +54,7 @@ def inspect(server: LiveServer, tmp_path: Path) -> Inspect:
 def test_inspector_lists_and_calls_every_tool(inspect: Inspect, era: str) -> None:
     tools = {t["name"]: t for t in inspect(era, "tools/list")["tools"]}
     assert sorted(tools) == sorted(TOOL_NAMES)
-    for name in TOOL_NAMES:
+    for name in CALLABLE:
         result = inspect(
             era, "tools/call", "--tool-name", name, "--tool-args-json", json.dumps(EXAMPLES[name])
         )

@@ -33,7 +33,8 @@ async def test_api_catalog_is_an_rfc9727_linkset(client: httpx.AsyncClient, app:
     doc = json_of(response)
     assert response.headers["content-type"] == LINKSET
     schema_validator("linkset").validate(doc)
-    api, mcp = doc["linkset"]
+    api, mcp, acp = doc["linkset"]  # acp: the Agentic Commerce Protocol (tests/commerce)
+    assert acp["anchor"] == "http://127.0.0.1:8000/agentic_commerce"
     assert api["service-desc"][0]["href"] == "http://127.0.0.1:8000/openapi.json"
     assert api["service-doc"] and api["service-meta"]
     paths = {c.path_format for c in iter_route_contexts(app.routes)}

@@ -10,6 +10,7 @@ from openapi_spec_validator import validate
 from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from http_facade.errors import uses_gateway_envelope
+from http_facade.versioning import SELF_VERSIONED_PREFIXES
 from tests.wellknown.conftest import json_of
 from wellknown.openapi import RawRoute, build_openapi
 
@@ -17,11 +18,29 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
 DOCS_UI = {"/docs", "/docs/oauth2-redirect", "/redoc"}
 
 
-def operations(doc: dict):
+def operations(doc: dict, own_contract: bool = False):
+    """The operations of the service's own contract; with ``own_contract``, those of another protocol's
+    (the Agentic Commerce Protocol's: its errors and versioning, tests/commerce)."""
     for path, item in doc["paths"].items():
+        if path.startswith(SELF_VERSIONED_PREFIXES) != own_contract:
+            continue
         for method in METHODS:
             if method in item:
                 yield path, method, item[method]
+
+
+async def test_the_acp_routes_document_the_specs_error_and_no_api_version_of_ours(
+    client: httpx.AsyncClient,
+) -> None:
+    doc = json_of(await client.get("/openapi.json"))
+    found = list(operations(doc, own_contract=True))
+    assert len(found) >= 6
+    for path, method, op in found:
+        refs = [p.get("$ref") for p in op.get("parameters", [])]
+        assert "#/components/parameters/ApiVersion" not in refs, path
+        if path.startswith("/agentic_commerce/checkout_sessions"):
+            schema = op["responses"]["4XX"]["content"]["application/json"]["schema"]
+            assert schema["required"] == ["type", "code", "message"], f"{method} {path}"
 
 
 async def test_openapi_is_valid_31_with_the_contract_metadata(client: httpx.AsyncClient) -> None:

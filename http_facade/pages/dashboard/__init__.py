@@ -10,6 +10,7 @@ from fastapi import APIRouter
 
 from http_facade.pages.dashboard import (
     account,
+    agent_commerce,
     audit_log,
     auth,
     batches,
@@ -38,7 +39,8 @@ from http_facade.pages.dashboard import (
 AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
     for area in (auth, register, password, overview, keys, usage, logs, batches, webhooks, webhook_manage, playground, routing,
-                 audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants, members, account, invitation, leads)
+                 audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants, members, account, invitation, leads,
+                 agent_commerce)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()
 for _router in AREA_ROUTERS:

@@ -60,6 +60,7 @@ PLATFORM_NAV: tuple[tuple[str, str], ...] = (
     (f"{APP_PATH}/routing", "LLM routing"),
     (f"{APP_PATH}/tenants", "Tenants"),
     (f"{APP_PATH}/leads", "Discovery calls"),
+    (f"{APP_PATH}/agent-commerce", "Agent commerce"),
 )
 ACCOUNT_PAGE = f"{APP_PATH}/account"  # where a session without an organisation or a role lands
 # How the navigation is grouped (about 14 entries fit: a sidebar at 1280 px, a menu at 375 px). An
@@ -71,7 +72,7 @@ NAV_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
         ("Watch", ("/usage", "/logs", "/batches", "/audit")),
         ("Organisation", ("/members", "/billing", "/sso", "/provider-keys")),
         ("Your account", ("/account", "/passkeys")),
-        ("Platform", ("/routing", "/tenants", "/leads")),
+        ("Platform", ("/routing", "/tenants", "/leads", "/agent-commerce")),
     )
 )
 DASHBOARD_ERROR_TEXT = {

@@ -1,0 +1,141 @@
+"""Agent platforms: who may call the ACP routes. A platform's bearer credential is shown once when it
+is made; only its SHA-256 digest is stored, so a lookup is one indexed equality. The webhook signing
+secret must sign, so it is kept encrypted (admin/crypto.py), and also shown once."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import col, select
+
+from agent_server.commerce.tables import AgentPlatform
+from agent_server.commerce.webhooks import endpoint_for, endpoint_id
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AuthFailed, Conflict, NotFound, ValidationFailed
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.timeutil import iso, utc
+from agent_server.storage.db import Database
+from agent_server.webhooks.signing import new_secret
+from agent_server.webhooks.tables import WebhookRecord
+from agent_server.webhooks.url_guard import UrlGuard
+
+CREDENTIAL_PREFIX = "acp_"
+CREDENTIAL_ONCE = (
+    "This is the only time the credential and signing secret are shown; only a digest is stored."
+)
+
+
+def credential_digest(credential: str) -> str:
+    return hashlib.sha256(credential.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class NewPlatform:
+    platform: AgentPlatform
+    credential: str
+    signing_secret: str
+
+
+def platform_view(platform: AgentPlatform) -> dict[str, Any]:
+    return {
+        "id": platform.id,
+        "object": "agent_platform",
+        "name": platform.name,
+        "credential": f"{CREDENTIAL_PREFIX}…{platform.credential_hint}",
+        "webhook_url": platform.webhook_url,
+        "status": "revoked" if platform.revoked_at else "active",
+        "created_at": iso(platform.created_at),
+        "revoked_at": iso(platform.revoked_at) if platform.revoked_at else None,
+    }
+
+
+class Platforms:
+    def __init__(self, db: Database, clock: Clock, box: SecretBox, guard: UrlGuard) -> None:
+        self.db, self.clock, self.box, self.guard = db, clock, box, guard
+
+    async def create(self, name: str, webhook_url: str | None) -> NewPlatform:
+        name = name.strip()
+        if not 2 <= len(name) <= 200:
+            raise ValidationFailed("A platform's name has 2 to 200 characters.", param="name")
+        if webhook_url:
+            self.guard.parse(webhook_url)  # syntax and scheme now; addresses at each delivery
+        credential = CREDENTIAL_PREFIX + secrets.token_urlsafe(32)
+        signing_secret = new_secret()  # whsec_…: the webhook delivery's own headers decode it too
+        platform = AgentPlatform(
+            id=f"plat_{secrets.token_hex(8)}",
+            name=name,
+            credential_digest=credential_digest(credential),
+            credential_hint=credential[-4:],
+            webhook_url=webhook_url or None,
+            signing_secret_encrypted=self.box.encrypt(signing_secret),
+            created_at=utc(self.clock.now()),
+        )
+        try:
+            async with self.db.session() as session:
+                session.add(platform)
+                if platform.webhook_url:  # where its order events go (commerce/webhooks.py)
+                    session.add(endpoint_for(platform))
+        except IntegrityError:
+            raise Conflict(f"A platform named '{name}' exists already.", param="name") from None
+        return NewPlatform(platform, credential, signing_secret)
+
+    async def list(self) -> list[AgentPlatform]:
+        async with self.db.session() as session:
+            rows = await session.execute(select(AgentPlatform).order_by(col(AgentPlatform.created_at)))
+            return list(rows.scalars())
+
+    async def get(self, id_or_name: str) -> AgentPlatform:
+        async with self.db.session() as session:
+            found = await session.get(AgentPlatform, id_or_name)
+            if found is None:
+                rows = await session.execute(select(AgentPlatform).where(AgentPlatform.name == id_or_name))
+                found = rows.scalars().first()
+        if found is None:
+            raise NotFound(f"No agent platform '{id_or_name}'.", param="platform_id")
+        return found
+
+    async def revoke(self, id_or_name: str) -> AgentPlatform:
+        platform = await self.get(id_or_name)
+        async with self.db.session() as session:
+            stored = await session.get(AgentPlatform, platform.id)
+            assert stored is not None
+            if stored.revoked_at is None:
+                stored.revoked_at = utc(self.clock.now())
+                session.add(stored)
+                hook = await session.get(WebhookRecord, endpoint_id(stored.id))
+                if hook is not None:  # no more order events either
+                    hook.enabled, hook.disabled_reason = False, "platform revoked"
+                    session.add(hook)
+            platform = stored
+        return platform
+
+    async def authenticate(self, authorization: str | None) -> AgentPlatform:
+        """The platform of ``Authorization: Bearer <credential>``; 401 when missing, unknown or revoked."""
+        scheme, _, credential = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not credential.strip():
+            raise AuthFailed(
+                "Send the agent platform's credential as 'Authorization: Bearer <credential>'.",
+                code="missing_credential",
+                param="Authorization",
+            )
+        async with self.db.session() as session:
+            rows = await session.execute(
+                select(AgentPlatform).where(
+                    AgentPlatform.credential_digest == credential_digest(credential.strip())
+                )
+            )
+            platform = rows.scalars().first()
+        if platform is None or platform.revoked_at is not None:
+            raise AuthFailed(
+                "Unknown or revoked agent platform credential.",
+                code="invalid_credential",
+                param="Authorization",
+            )
+        return platform
+
+    def signing_secret(self, platform: AgentPlatform) -> str:
+        return self.box.decrypt(platform.signing_secret_encrypted)
