@@ -31,9 +31,13 @@ def live_server(settings: Settings) -> Iterator[LiveServer]:
 
 
 async def new_key(
-    settings: Settings, plan: str = "professional", scopes: tuple[str, ...] = FILES_SCOPES
+    settings: Settings,
+    plan: str = "professional",
+    scopes: tuple[str, ...] = FILES_SCOPES,
+    rate_limit: int | None = None,
 ) -> str:
-    tenant = await provision.create_tenant(settings, f"files-{uuid.uuid4().hex[:8]}", plan)
+    """A key of a new tenant; ``rate_limit`` (a negotiated plan's) sets how fast its batches may run."""
+    tenant = await provision.create_tenant(settings, f"files-{uuid.uuid4().hex[:8]}", plan, rate_limit)
     return (await provision.create_key(settings, tenant.id, "batches", list(scopes)))[1]
 
 

@@ -40,8 +40,9 @@ async def lines_of(client: AsyncOpenAI, file_id: str | None) -> list[dict[str, A
 
 
 async def test_chat_batch_runs_every_line_once(live_server: LiveServer, settings: Settings) -> None:
-    async with sdk(live_server, await new_key(settings)) as client:
-        upload = await client.files.create(file=("chat.jsonl", chat_lines(200)), purpose="batch")
+    # 1,000 lines: on a plan whose limit lets the batch's share run them in seconds
+    async with sdk(live_server, await new_key(settings, "enterprise", rate_limit=100_000)) as client:
+        upload = await client.files.create(file=("chat.jsonl", chat_lines(1000)), purpose="batch")
         batch = await client.batches.create(
             input_file_id=upload.id,
             endpoint="/v1/chat/completions",
@@ -49,13 +50,13 @@ async def test_chat_batch_runs_every_line_once(live_server: LiveServer, settings
             metadata={"run": "nightly"},
         )
         assert batch.status == "validating" and batch.metadata == {"run": "nightly"}
-        assert batch.request_counts is not None and batch.request_counts.total == 200
+        assert batch.request_counts is not None and batch.request_counts.total == 1000
         done = await wait_for(client, batch.id, {"completed", "failed"})
         assert done.status == "completed" and done.completed_at and done.in_progress_at
-        assert done.request_counts is not None and done.request_counts.completed == 200
+        assert done.request_counts is not None and done.request_counts.completed == 1000
         assert done.request_counts.failed == 0 and done.error_file_id is None
         output = await lines_of(client, done.output_file_id)
-        assert sorted(line["custom_id"] for line in output) == sorted(f"req-{n}" for n in range(200))
+        assert sorted(line["custom_id"] for line in output) == sorted(f"req-{n}" for n in range(1000))
         for line in output:
             assert line["response"]["status_code"] == 200 and line["error"] is None
             answer = line["response"]["body"]["choices"][0]["message"]["content"]
