@@ -113,9 +113,13 @@ def agents_md(
         "- Administration `/admin/*`: `Authorization: Bearer <JWT>` from `POST /admin/auth/login`.",
         f'- Every 401 carries `WWW-Authenticate: Bearer ... resource_metadata="{base}{PROTECTED_RESOURCE_PATH}"`; '
         "follow its `authorization_servers`.",
-        f"- Planned, answering 501 today: OAuth 2.0 with PKCE, and `POST {base}{AGENT_AUTH_PATH}` "
-        '(`{"identity_type": "anonymous", "email": ...}` for a free-tier key, or `identity_assertion` '
-        "with an ID-JAG token).",
+        f'- No account yet: `POST {base}{AGENT_AUTH_PATH}` with `{{"identity_type": "anonymous", "email": ...}}` '
+        "answers 201 `{api_key, expires_at, scopes}`: a Free-plan key (scopes chat and models, two models, "
+        "10 requests per minute, 100,000 tokens a month) that works at once and expires after 7 days; "
+        "at most 3 live keys per address. When that address registers an organisation, its live keys "
+        "become the organisation's.",
+        "- Planned, answering 501 today: OAuth 2.0 with PKCE, and `identity_assertion` (an ID-JAG token) "
+        f"on `POST {base}{AGENT_AUTH_PATH}`.",
         f"- Registration for people: `GET {base}{REGISTER_PATH}` describes it.",
         "",
         "## Errors",

@@ -122,7 +122,13 @@ def registration(
             for p in plans
         ],
         "trial": {"days": max((p.trial_days for p in plans), default=0), "card_required": False},
-        "agents": {"endpoint": f"{base}/agent/auth", "status": "planned"},
+        "agents": {
+            "endpoint": f"{base}/agent/auth",
+            "status": "live",
+            "identity_types": ["anonymous"],
+            "description": "An agent gets a Free-plan key at once for an e-mail address; registering "
+            "that address later makes its live keys the organisation's.",
+        },
     }
 
 

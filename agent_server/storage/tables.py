@@ -2,6 +2,7 @@
 
 from agent_server.accounts import passkey_tables  # noqa: F401
 from agent_server.accounts import tables as account_tables  # noqa: F401
+from agent_server.agent_auth import tables as agent_auth_tables  # noqa: F401
 from agent_server.billing import tables as billing_tables  # noqa: F401
 from agent_server.gateway import response_tables  # noqa: F401
 from agent_server.gateway import tables as gateway_tables  # noqa: F401

@@ -1,4 +1,4 @@
-"""OAuth discovery (RFC 8414, RFC 9728), the 401 challenge and the planned auth endpoints."""
+"""OAuth discovery (RFC 8414, RFC 9728), the 401 challenge, POST /agent/auth and the planned endpoints."""
 
 from __future__ import annotations
 
@@ -44,10 +44,12 @@ async def test_authorization_server_metadata_passes_authlib_and_the_mcp_sdk(
     assert str(metadata.issuer).rstrip("/") == HTTPS
     assert doc["register_uri"] == f"{HTTPS}/register"
     jsonschema.validate(doc["agent_auth"], AGENT_AUTH_SCHEMA, format_checker=jsonschema.FormatChecker())
-    assert doc["agent_auth"]["identity_types_supported"] == ["anonymous", "identity_assertion"]
-    assert doc["agent_auth"]["identity_assertion"]["assertion_types_supported"] == [
-        "urn:ietf:params:oauth:token-type:id-jag"
-    ]
+    assert doc["agent_auth"]["identity_types_supported"] == ["anonymous"]  # what is live
+    assert doc["agent_auth"]["identity_assertion"] == {
+        "status": "planned",
+        "assertion_types_supported": ["urn:ietf:params:oauth:token-type:id-jag"],
+        "credential_types_supported": ["api_key"],
+    }
     assert doc["agent_auth"]["register_uri"] == f"{HTTPS}/agent/auth"
 
 
@@ -58,7 +60,9 @@ async def test_every_endpoint_the_metadata_names_exists(https_client: httpx.Asyn
     assert planned.status_code == 501 and planned.json()["error"]["code"] == "NOT_IMPLEMENTED"
     token = await https_client.post(doc["token_endpoint"], data={"grant_type": "authorization_code"})
     assert token.status_code == 501
-    assert doc["oauth_status"] == "planned" and doc["agent_auth"]["status"] == "planned"
+    assert doc["oauth_status"] == "planned" and doc["agent_auth"]["status"] == "live"
+    anonymous = {"identity_type": "anonymous", "email": "agent@example.com"}
+    assert (await https_client.post(doc["agent_auth"]["register_uri"], json=anonymous)).status_code == 201
 
 
 async def test_protected_resource_metadata_passes_the_mcp_sdk(https_client: httpx.AsyncClient) -> None:
@@ -96,7 +100,7 @@ async def test_every_401_carries_the_bearer_challenge(https_client: httpx.AsyncC
         assert (await https_client.get(params["resource_metadata"])).status_code == 200
 
 
-async def test_agent_auth_validates_then_answers_not_implemented(client: httpx.AsyncClient) -> None:
+async def test_agent_auth_validates_then_answers_what_is_live(client: httpx.AsyncClient) -> None:
     bad = [
         {},
         {"identity_type": "password"},
@@ -113,11 +117,12 @@ async def test_agent_auth_validates_then_answers_not_implemented(client: httpx.A
         assert error["type"] == "invalid_request_error"
     missing = (await client.post("/agent/auth", json={"identity_type": "anonymous"})).json()["error"]
     assert missing["param"] == "email"
-    for body in (
-        {"identity_type": "anonymous", "email": "agent@example.com"},
-        {"identity_type": "identity_assertion", "assertion": "eyJhbGciOi.e30.sig"},
-    ):
-        response = await client.post("/agent/auth", json=body)
-        assert response.status_code == 501, response.text
-        error = response.json()["error"]
-        assert error["code"] == "not_implemented" and "planned" in error["message"]
+    issued = await client.post(
+        "/agent/auth", json={"identity_type": "anonymous", "email": "agent@example.com"}
+    )
+    assert issued.status_code == 201 and issued.json()["scopes"] == ["chat", "models"]
+    body = {"identity_type": "identity_assertion", "assertion": "eyJhbGciOi.e30.sig"}
+    response = await client.post("/agent/auth", json=body)
+    assert response.status_code == 501, response.text
+    error = response.json()["error"]
+    assert error["code"] == "not_implemented" and "planned" in error["message"]
