@@ -168,6 +168,12 @@ class Settings(BaseSettings):
     agent_auth_limit_per_email: int = Field(
         default=3, ge=1, description="Anonymous keys issued per e-mail address per day (docs/oauth.md)."
     )
+    agent_assertion_key_ttl_seconds: int = Field(
+        default=3600,
+        ge=300,
+        le=30 * 86_400,
+        description="Lifetime of a key POST /agent/auth issues for an identity assertion (docs/oauth.md).",
+    )
     password_breach_api_url: str | None = Field(
         default=None, description="A k-anonymity range API (GET <url>/range/<5 hex>); unset: offline only."
     )

@@ -40,7 +40,33 @@ def _plan_line(plan: Plan) -> str:
         if plan.requests_per_minute
         else "negotiated rate"
     )
+    if plan.anonymous_agents:
+        return f"- {plan.name}: {rate}, keys from POST /agent/auth valid {plan.trial_days} days, scopes {', '.join(plan.scopes)}"
     return f"- {plan.name}: {rate}, {plan.trial_days}-day trial, scopes {', '.join(plan.scopes)}"
+
+
+def _agent_auth_lines(base: str, settings: Settings, plans: list[Plan]) -> list[str]:
+    """How agents get a key without a person at a keyboard: what POST /agent/auth issues today."""
+    path, lines = f"{base}{AGENT_AUTH_PATH}", []
+    free = next((plan for plan in plans if plan.anonymous_agents), None)
+    if free is not None:
+        quota = f", {free.monthly_token_quota:,} tokens a month" if free.monthly_token_quota else ""
+        cap = f"; at most {free.max_keys} live keys per address" if free.max_keys else ""
+        lines.append(
+            f'- No account yet: `POST {path}` with `{{"identity_type": "anonymous", "email": ...}}` answers '
+            f"201 `{{api_key, expires_at, scopes}}`: a {free.name}-plan key (scopes {', '.join(free.scopes)}; "
+            f"models {', '.join(free.models)}; {free.requests_per_minute} requests per minute{quota}) that "
+            f"works at once and expires after {free.trial_days} days{cap}. When that address registers an "
+            "organisation, its live keys become the organisation's."
+        )
+    minutes = settings.agent_assertion_key_ttl_seconds // 60
+    lines.append(
+        f'- For a person of an organisation: `POST {path}` with `{{"identity_type": "identity_assertion", '
+        '"assertion": "<ID-JAG>"}`, a JWT (typ `oauth-id-jag+jwt`) from the identity provider of the '
+        "organisation's single sign-on, `aud` this service's issuer, with `client_id`, `sub`, `email`, "
+        f"`exp`, `iat` and a `jti` used once: a key of that organisation for {minutes} minutes."
+    )
+    return lines
 
 
 def agents_md(
@@ -113,13 +139,8 @@ def agents_md(
         "- Administration `/admin/*`: `Authorization: Bearer <JWT>` from `POST /admin/auth/login`.",
         f'- Every 401 carries `WWW-Authenticate: Bearer ... resource_metadata="{base}{PROTECTED_RESOURCE_PATH}"`; '
         "follow its `authorization_servers`.",
-        f'- No account yet: `POST {base}{AGENT_AUTH_PATH}` with `{{"identity_type": "anonymous", "email": ...}}` '
-        "answers 201 `{api_key, expires_at, scopes}`: a Free-plan key (scopes chat and models, two models, "
-        "10 requests per minute, 100,000 tokens a month) that works at once and expires after 7 days; "
-        "at most 3 live keys per address. When that address registers an organisation, its live keys "
-        "become the organisation's.",
-        "- Planned, answering 501 today: OAuth 2.0 with PKCE, and `identity_assertion` (an ID-JAG token) "
-        f"on `POST {base}{AGENT_AUTH_PATH}`.",
+        *_agent_auth_lines(base, settings, plans),
+        "- Planned, answering 501 today: OAuth 2.0 with PKCE.",
         f"- Registration for people: `GET {base}{REGISTER_PATH}` describes it.",
         "",
         "## Errors",

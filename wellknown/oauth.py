@@ -2,12 +2,11 @@
 the RFC 6750 / RFC 9728 ``WWW-Authenticate`` challenge every 401 carries.
 
 What is live today: API keys (bearer or ``X-API-Key``) on ``/v1``, admin JWTs from
-``POST /admin/auth/login``, and ``POST /agent/auth`` for anonymous agents (a Free-plan key,
-docs/oauth.md). OAuth 2.0 with PKCE and identity assertions are planned (spec 5.7). The metadata
-says so: the OAuth endpoints it names exist and answer 501 ``not_implemented`` with directions,
-``oauth_status`` is ``planned``, ``agent_auth.identity_types_supported`` lists only the live identity
-type and the identity-assertion block says ``planned``; the admin login is *not* passed off as a
-token endpoint (it is not an RFC 6749 grant).
+``POST /admin/auth/login``, and ``POST /agent/auth`` for anonymous agents (a Free-plan key) and for
+identity assertions (ID-JAG; docs/oauth.md). OAuth 2.0 with PKCE is planned (spec 5.7). The metadata
+says so: the OAuth endpoints it names exist and answer 501 ``not_implemented`` with directions and
+``oauth_status`` is ``planned``; the admin login is *not* passed off as a token endpoint (it is not
+an RFC 6749 grant).
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ REALM = "agentgate"
 SCOPES = ("chat", "embeddings", "files", "models", "admin")
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 IDENTITY_TYPES = ("anonymous", "identity_assertion")
-LIVE_IDENTITY_TYPES = ("anonymous",)  # identity_assertion answers 501 until it is live
 
 
 def _base(settings: Settings) -> str:
@@ -69,11 +67,11 @@ def authorization_server_metadata(settings: Settings) -> dict[str, Any]:
             "status": "live",
             "skill": f"{base}/AGENTS.md",
             "register_uri": f"{base}{AGENT_AUTH_PATH}",
-            "identity_types_supported": list(LIVE_IDENTITY_TYPES),
+            "identity_types_supported": list(IDENTITY_TYPES),
             "anonymous": {"credential_types_supported": ["api_key"], "requires": ["email"]},
             "identity_assertion": {
-                "status": "planned",
                 "assertion_types_supported": [ID_JAG],
+                "issuers": "the OIDC single sign-on connection of the organisation that verified the e-mail's domain",
                 "credential_types_supported": ["api_key"],
             },
         },

@@ -1,9 +1,11 @@
 """``POST /agent/auth`` (spec 2.9, docs/oauth.md) and the OAuth endpoints that are still planned.
 
-``anonymous`` is live: an e-mail address gets a Free-plan key at once
-(agent_server/agent_auth/anonymous.py). ``identity_assertion`` and ``/oauth/authorize`` and
-``/oauth/token`` answer 501 ``not_implemented`` with directions to what is live; they exist so the
-OAuth metadata names real URLs. The body is validated first, so a malformed request is a 400.
+Both identity types are live: ``anonymous`` (an e-mail address gets a Free-plan key at once,
+agent_server/agent_auth/anonymous.py) and ``identity_assertion`` (an ID-JAG from an organisation's
+identity provider gets a key of that organisation, agent_server/agent_auth/asserted.py).
+``/oauth/authorize`` and ``/oauth/token`` answer 501 ``not_implemented`` with directions to what is
+live; they exist so the OAuth metadata names real URLs. The body is validated first, so a malformed
+request is a 400.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_server.agent_auth.asserted import asserted_keys_of
 from agent_server.errors import NotImplementedYet, ValidationFailed
 from http_facade.deps import client_ip
 from wellknown import oauth
@@ -79,9 +82,8 @@ class AgentCredential(BaseModel):
 @router.post(
     oauth.AGENT_AUTH_PATH,
     status_code=201,
-    summary="Agent sign-in: a key for an anonymous agent (identity assertions are planned)",
+    summary="Agent sign-in: a key for an anonymous agent or for an asserted person",
     response_model=AgentCredential,
-    responses=PLANNED,
 )
 async def agent_auth(body: AgentAuthRequest, request: Request) -> JSONResponse:
     needed = "email" if body.identity_type == "anonymous" else "assertion"
@@ -90,10 +92,9 @@ async def agent_auth(body: AgentAuthRequest, request: Request) -> JSONResponse:
         raise ValidationFailed(
             f"'{needed}' is required when identity_type is {body.identity_type}.", param=needed
         )
+    accounts = request.app.state.accounts
     if body.identity_type == "identity_assertion":
-        raise NotImplementedYet(
-            "identity_assertion is planned and not live yet (the request was valid). Use identity_type "
-            "anonymous, or register at /register."
-        )
-    issued = await request.app.state.accounts.anonymous.issue(value, client_ip(request))
+        issued = await asserted_keys_of(accounts).issue(value, client_ip(request))
+    else:
+        issued = await accounts.anonymous.issue(value, client_ip(request))
     return JSONResponse(issued.body(), status_code=201, headers=NO_STORE)

@@ -17,6 +17,7 @@ from agent_server.settings import Settings
 from http_facade.app import create_app
 from tests.accounts.conftest import World, accounts_settings
 from tests.conftest import BASE_URL, running
+from tests.gateway.conftest import Harness
 
 WorldFactory = Callable[..., AbstractAsyncContextManager[World]]
 
@@ -44,7 +45,7 @@ async def world(make_world: WorldFactory) -> AsyncIterator[World]:
         yield w
 
 
-def sdk(world: World, key: str) -> AsyncOpenAI:
+def sdk(world: World | Harness, key: str) -> AsyncOpenAI:
     """The official client with only its base URL and key set, over the app's ASGI transport."""
     http = httpx.AsyncClient(transport=httpx.ASGITransport(world.app), base_url=BASE_URL)
     return AsyncOpenAI(base_url=f"{BASE_URL}/v1", api_key=key, http_client=http, max_retries=0)

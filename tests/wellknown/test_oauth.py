@@ -44,12 +44,10 @@ async def test_authorization_server_metadata_passes_authlib_and_the_mcp_sdk(
     assert str(metadata.issuer).rstrip("/") == HTTPS
     assert doc["register_uri"] == f"{HTTPS}/register"
     jsonschema.validate(doc["agent_auth"], AGENT_AUTH_SCHEMA, format_checker=jsonschema.FormatChecker())
-    assert doc["agent_auth"]["identity_types_supported"] == ["anonymous"]  # what is live
-    assert doc["agent_auth"]["identity_assertion"] == {
-        "status": "planned",
-        "assertion_types_supported": ["urn:ietf:params:oauth:token-type:id-jag"],
-        "credential_types_supported": ["api_key"],
-    }
+    assert doc["agent_auth"]["identity_types_supported"] == ["anonymous", "identity_assertion"]
+    assert doc["agent_auth"]["identity_assertion"]["assertion_types_supported"] == [
+        "urn:ietf:params:oauth:token-type:id-jag"
+    ]
     assert doc["agent_auth"]["register_uri"] == f"{HTTPS}/agent/auth"
 
 
@@ -122,7 +120,7 @@ async def test_agent_auth_validates_then_answers_what_is_live(client: httpx.Asyn
     )
     assert issued.status_code == 201 and issued.json()["scopes"] == ["chat", "models"]
     body = {"identity_type": "identity_assertion", "assertion": "eyJhbGciOi.e30.sig"}
-    response = await client.post("/agent/auth", json=body)
-    assert response.status_code == 501, response.text
-    error = response.json()["error"]
-    assert error["code"] == "not_implemented" and "planned" in error["message"]
+    response = await client.post(
+        "/agent/auth", json=body
+    )  # live: tests/agent_auth/test_identity_assertion.py
+    assert response.status_code == 400 and response.json()["error"]["code"] == "assertion_malformed"

@@ -1,0 +1,85 @@
+"""Keys for people an organisation's identity provider asserts (``POST /agent/auth`` with
+``identity_type: identity_assertion``; docs/oauth.md).
+
+The assertion is verified (assertion.py); the person is found or created by the single sign-on
+rules (agent_server/accounts/sso/provision.py: a verified domain of that organisation, never a
+member of another, never a platform administrator, just-in-time with the connection's role); then a
+key of the organisation is made for them through the key service the dashboard uses: their role must
+be one that manages keys (owner, admin, developer; 403 ``role_not_allowed`` otherwise), its scopes
+are the plan's without ``admin``, the plan's key limit applies, and it expires after
+``agent_assertion_key_ttl_seconds``. The key's metadata names the person and the agent's
+``client_id``.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from agent_server.accounts.roles import BUILDERS, ROLES
+from agent_server.accounts.service import Accounts
+from agent_server.accounts.sso.provision import provision
+from agent_server.accounts.sso.service import sso_of
+from agent_server.agent_auth.assertion import IdJagVerifier
+from agent_server.agent_auth.issued import IssuedKey
+from agent_server.errors import PermissionDenied
+from agent_server.gateway.key_settings import KeyOptions
+from agent_server.gateway.tables import Tenant
+from agent_server.timeutil import utc
+
+EXTRAS_KEY = "agent_auth.asserted"
+AGENT_SCOPES = frozenset({"chat", "embeddings", "files", "models"})  # never admin
+
+
+class AssertedKeys:
+    def __init__(self, accounts: Accounts) -> None:
+        self.accounts, self.gateway = accounts, accounts.gateway
+        sso, settings = sso_of(accounts), accounts.settings
+        self.verifier = IdJagVerifier(
+            accounts.db,
+            accounts.clock,
+            sso.directory,
+            self.gateway.catalog,
+            settings.public_base_url.rstrip("/"),
+        )
+        self.ttl = settings.agent_assertion_key_ttl_seconds
+
+    async def issue(self, assertion: str, ip: str) -> IssuedKey:
+        accounts = self.accounts
+        await accounts.limiter.enforce(accounts.anonymous.per_ip, ip)  # one budget per IP for both types
+        verified = await self.verifier.verify(assertion)
+        now = accounts.clock.now()
+        user = await provision(accounts.db, now, verified.connection, verified.email)
+        if user.role not in BUILDERS.roles:
+            allowed = ", ".join(role for role in ROLES if role in BUILDERS.roles)
+            raise PermissionDenied(
+                f"An agent's key for {user.email} needs one of the roles {allowed}; "
+                f"{'their role is ' + user.role if user.role else 'they have no role'} in the organisation.",
+                code="role_not_allowed",
+            )
+        expires = utc(now + self.ttl)
+        metadata = {
+            "agent_client_id": verified.client_id[:200],
+            "user_id": user.id,
+            "subject": verified.subject[:200],
+        }
+        record, full = await self.gateway.key_admin.issue(
+            verified.connection.tenant_id,
+            f"agent for {user.email}"[:200],
+            sorted(await self._scopes(verified.connection.tenant_id)),
+            KeyOptions(expires_at=expires, metadata=metadata),
+        )
+        return IssuedKey(full, expires, list(record.scopes), record.id, record.tenant_id)
+
+    async def _scopes(self, tenant_id: str) -> set[str]:
+        """What the plan allows an organisation's keys, but admin."""
+        async with self.accounts.db.session() as session:
+            plan_id = await session.scalar(select(Tenant.plan_id).where(Tenant.id == tenant_id))
+        return set(self.gateway.catalog.get(plan_id).scopes & AGENT_SCOPES)
+
+
+def asserted_keys_of(accounts: Accounts) -> AssertedKeys:
+    """The app's ``AssertedKeys``, made once (it shares the single sign-on services' caches)."""
+    extras = accounts.services.extras
+    if EXTRAS_KEY not in extras:
+        extras[EXTRAS_KEY] = AssertedKeys(accounts)
+    return extras[EXTRAS_KEY]
