@@ -8,7 +8,8 @@ key of the organisation is made for them through the key service the dashboard u
 be one that manages keys (owner, admin, developer; 403 ``role_not_allowed`` otherwise), its scopes
 are the plan's without ``admin``, the plan's key limit applies, and it expires after
 ``agent_assertion_key_ttl_seconds``. The key's metadata names the person and the agent's
-``client_id``.
+``client_id``, and the organisation's audit log records the issue (``api_key.create``, via
+``identity_assertion``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from agent_server.accounts.roles import BUILDERS, ROLES
 from agent_server.accounts.service import Accounts
 from agent_server.accounts.sso.provision import provision
 from agent_server.accounts.sso.service import sso_of
+from agent_server.admin.wiring import admin_services
 from agent_server.agent_auth.assertion import IdJagVerifier
 from agent_server.agent_auth.issued import IssuedKey
 from agent_server.errors import PermissionDenied
@@ -67,6 +69,14 @@ class AssertedKeys:
             f"agent for {user.email}"[:200],
             sorted(await self._scopes(verified.connection.tenant_id)),
             KeyOptions(expires_at=expires, metadata=metadata),
+        )
+        await admin_services(accounts.services).audit.record(  # the organisation sees who got a key
+            actor=user.id,
+            tenant_id=record.tenant_id,
+            action="api_key.create",
+            target=record.id,
+            ip=ip,
+            details={"via": "identity_assertion", "scopes": list(record.scopes), **metadata},
         )
         return IssuedKey(full, expires, list(record.scopes), record.id, record.tenant_id)
 

@@ -4,6 +4,7 @@ registers."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 import openai
@@ -102,8 +103,42 @@ async def test_the_keys_join_the_organisation_the_address_registers(world: World
             await client.models.list()
 
 
+async def test_keys_of_an_address_that_has_an_account_stay_anonymous(make_world: WorldFactory) -> None:
+    async with make_world(agent_auth_limit_per_email=10) as world:
+        first, second = await asyncio.gather(  # the first keys of an address, at once: one tenant
+            anonymous(world, "twice@example.com"), anonymous(world, "twice@example.com")
+        )
+        assert first.status_code == second.status_code == 201, (first.text, second.text)
+        admin = await world.registered_admin("twice@example.com", "Twice")
+        headers = bearer(admin["access_token"])
+        assert len((await world.client.get("/admin/api-keys", headers=headers)).json()["data"]) == 2
+        later = (await anonymous(world, "twice@example.com")).json()["api_key"]
+        listed = (await world.client.get("/admin/api-keys", headers=headers)).json()["data"]
+        assert later[-4:] not in [k["redacted"][-4:] for k in listed]  # knowing an address adds no keys
+        async with sdk(world, later) as client:
+            assert (await client.models.list()).data  # it works, on the Free plan, on its own
+
+
 async def test_the_free_plan_is_never_offered_to_organisations(world: World) -> None:
     offered = [plan["id"] for plan in (await world.client.get("/register")).json()["plans"]]
     assert "free" not in offered and "starter" in offered
     chosen = await world.register("someone@example.com", "Someone", plan="free")
     assert chosen.status_code == 400 and chosen.json()["error"]["param"] == "plan"
+
+
+async def test_anonymous_keys_and_their_move_on_postgresql(
+    make_world: WorldFactory, postgres_url: str
+) -> None:
+    async with make_world(database_url=postgres_url, agent_auth_limit_per_email=10) as world:
+        first, second = await asyncio.gather(
+            anonymous(world, "pg@example.com"), anonymous(world, "pg@example.com")
+        )
+        assert first.status_code == second.status_code == 201, (first.text, second.text)
+        assert (await anonymous(world, "pg@example.com")).status_code == 201
+        capped = await anonymous(world, "pg@example.com")
+        assert capped.status_code == 403 and capped.json()["error"]["code"] == "anonymous_key_limit"
+        admin = await world.registered_admin("pg@example.com", "Postgres agents")
+        listed = (await world.client.get("/admin/api-keys", headers=bearer(admin["access_token"]))).json()
+        assert len(listed["data"]) == 3
+        async with sdk(world, first.json()["api_key"]) as client:
+            assert (await client.models.list()).data

@@ -106,6 +106,13 @@ async def test_an_assertion_gets_a_key_of_the_tenant_for_the_person(setup: Setup
     keys = (await setup.h.client.get("/admin/api-keys", headers=setup.admin.headers)).json()["data"]
     (agent_key,) = [k for k in keys if k["name"] == f"agent for ada@{DOMAIN}"]
     assert agent_key["metadata"] == {"agent_client_id": CLIENT, "user_id": person.id, "subject": "person-1"}
+    audit = (await setup.h.client.get("/admin/audit", headers=setup.admin.headers)).json()["data"]
+    (entry,) = [e for e in audit if e["target"] == agent_key["id"]]
+    assert (entry["action"], entry["actor"], entry["details"]["via"]) == (
+        "api_key.create",
+        person.id,
+        "identity_assertion",
+    )
 
 
 async def test_an_assertion_is_used_once(setup: Setup) -> None:
