@@ -18,6 +18,7 @@ from agent_server.gateway.response_cache import ResponseCache
 from agent_server.gateway.service import Gateway
 from agent_server.mcp import build_mcp_server
 from agent_server.metrics import Metrics
+from agent_server.oauth.service import oauth_of
 from agent_server.reminders.job import VersionReminders
 from agent_server.services import Services, build_services, close_services
 from agent_server.settings import Settings
@@ -42,6 +43,7 @@ from http_facade.routes import (
     wellknown,
 )
 from http_facade.routes import mcp as mcp_routes
+from http_facade.routes import oauth as oauth_routes
 from http_facade.routes import tools as tool_routes
 from http_facade.routes.account_routers import ACCOUNT_ROUTERS
 from http_facade.routes.admin_connectors import install_connectors
@@ -67,6 +69,7 @@ def create_app(
     services = build_services(settings, clock)
     gateway = Gateway(services, current_version=versions.current.name)
     accounts = Accounts(services, gateway)  # registration, mail, passwords, passkeys, SSO
+    oauth_server = oauth_of(services, gateway)  # /oauth/*; /v1 accepts its access tokens
     # Month-6 and final reminder mails to admins of tenants still pinning a deprecated version.
     reminders = VersionReminders(
         services.db, versions, accounts.box, services.clock, settings.public_base_url
@@ -128,6 +131,7 @@ def create_app(
     app.state.registry = registry
     app.state.gateway = gateway
     app.state.accounts = accounts
+    app.state.oauth = oauth_server
     app.state.reminders = reminders
     app.state.site = site
     app.state.billing = billing
@@ -171,6 +175,7 @@ def create_app(
     app.include_router(wellknown.router)
     app.include_router(probes.router)
     app.include_router(agent_auth.router)
+    app.include_router(oauth_routes.router)
     install_billing(app, billing)  # /<billing_path_segment>/... (spec 4.3)
     install_internal_rpc(app, settings, registry, gateway)  # with service credentials only
     install_pages(app)  # pages for people, /docs, /docs/errors and /static (docs/pages.md)

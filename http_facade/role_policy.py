@@ -180,6 +180,8 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
     ("POST", "/app/invitations/accept"): PUBLIC,
     # Dashboard: one's own account.
     ("POST", "/app/logout"): SELF,
+    ("GET", "/app/oauth/consent"): READERS,
+    ("POST", "/app/oauth/consent"): BUILDERS,  # an app acting for a person uses the gateway like a key
     ("GET", "/app/account"): SELF,
     ("POST", "/app/account/password"): SELF,
     ("POST", "/app/account/sign-out"): SELF,

@@ -140,7 +140,12 @@ def agents_md(
         f'- Every 401 carries `WWW-Authenticate: Bearer ... resource_metadata="{base}{PROTECTED_RESOURCE_PATH}"`; '
         "follow its `authorization_servers`.",
         *_agent_auth_lines(base, settings, plans),
-        "- Planned, answering 501 today: OAuth 2.0 with PKCE.",
+        f"- OAuth 2.1 for apps acting for a person: metadata at `{base}/.well-known/oauth-authorization-server`; "
+        f"register at `POST {base}/oauth/register` (RFC 7591), authorization code with PKCE S256 at "
+        f"`{base}/oauth/authorize` (the person signs in and consents in the dashboard), tokens at "
+        f"`POST {base}/oauth/token` with `resource={base}`; the access token works on `/v1` like an API key "
+        "(scopes chat, embeddings, files, models within the plan's; 15 minutes), the refresh token is "
+        f"rotated on each use; `POST {base}/oauth/revoke` revokes.",
         f"- Registration for people: `GET {base}{REGISTER_PATH}` describes it.",
         "",
         "## Errors",

@@ -1,28 +1,30 @@
 """OAuth discovery: RFC 8414 authorization-server metadata, RFC 9728 protected-resource metadata and
 the RFC 6750 / RFC 9728 ``WWW-Authenticate`` challenge every 401 carries.
 
-What is live today: API keys (bearer or ``X-API-Key``) on ``/v1``, admin JWTs from
-``POST /admin/auth/login``, and ``POST /agent/auth`` for anonymous agents (a Free-plan key) and for
-identity assertions (ID-JAG; docs/oauth.md). OAuth 2.0 with PKCE is planned (spec 5.7). The metadata
-says so: the OAuth endpoints it names exist and answer 501 ``not_implemented`` with directions and
-``oauth_status`` is ``planned``; the admin login is *not* passed off as a token endpoint (it is not
-an RFC 6749 grant).
+What is live (docs/oauth.md): API keys (bearer or ``X-API-Key``) on ``/v1``, admin JWTs from
+``POST /admin/auth/login``, ``POST /agent/auth`` for anonymous agents and identity assertions, and the
+OAuth 2.1 authorization server: authorization code with PKCE S256, refresh rotation, dynamic client
+registration and revocation, whose access tokens ``/v1`` accepts for the resource named here. The
+admin login is *not* passed off as a token endpoint (it is not an RFC 6749 grant).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from agent_server.oauth.endpoints import AUTH_METHODS as CLIENT_AUTH_METHODS
+from agent_server.oauth.server import SCOPES as OAUTH_SCOPES  # of access tokens: never admin
 from agent_server.settings import Settings
 
 AUTHORIZATION_SERVER_PATH = "/.well-known/oauth-authorization-server"
 PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 AUTHORIZE_PATH = "/oauth/authorize"
 TOKEN_PATH = "/oauth/token"
+REVOKE_PATH = "/oauth/revoke"
+CLIENT_REGISTRATION_PATH = "/oauth/register"
 AGENT_AUTH_PATH = "/agent/auth"
 REGISTER_PATH = "/register"
 REALM = "agentgate"
-SCOPES = ("chat", "embeddings", "files", "models", "admin")
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 IDENTITY_TYPES = ("anonymous", "identity_assertion")
 
@@ -49,19 +51,17 @@ def authorization_server_metadata(settings: Settings) -> dict[str, Any]:
         "issuer": issuer(settings),
         "authorization_endpoint": f"{base}{AUTHORIZE_PATH}",
         "token_endpoint": f"{base}{TOKEN_PATH}",
-        "scopes_supported": list(SCOPES),
+        "registration_endpoint": f"{base}{CLIENT_REGISTRATION_PATH}",
+        "revocation_endpoint": f"{base}{REVOKE_PATH}",
+        "scopes_supported": list(OAUTH_SCOPES),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "grant_types_supported": ["authorization_code", "refresh_token"],
-        "token_endpoint_auth_methods_supported": ["none"],
+        "token_endpoint_auth_methods_supported": list(CLIENT_AUTH_METHODS),
+        "revocation_endpoint_auth_methods_supported": list(CLIENT_AUTH_METHODS),
         "code_challenge_methods_supported": ["S256"],
         "service_documentation": f"{base}/AGENTS.md",
         "protected_resources": [base],
-        "oauth_status": "planned",
-        "oauth_status_description": (
-            "OAuth 2.0 with PKCE is planned and not live: its endpoints answer 501. Today use an API key "
-            f"(Authorization: Bearer or X-API-Key) on /v1, or an admin JWT from {base}/admin/auth/login."
-        ),
         "register_uri": f"{base}{REGISTER_PATH}",
         "agent_auth": {
             "status": "live",
@@ -83,7 +83,7 @@ def protected_resource_metadata(settings: Settings, resource_name: str) -> dict[
     return {
         "resource": base,
         "authorization_servers": [issuer(settings)],
-        "scopes_supported": list(SCOPES),
+        "scopes_supported": list(OAUTH_SCOPES),
         "bearer_methods_supported": ["header"],
         "resource_name": resource_name,
         "resource_documentation": f"{base}/AGENTS.md",

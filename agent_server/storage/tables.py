@@ -8,6 +8,7 @@ from agent_server.gateway import response_tables  # noqa: F401
 from agent_server.gateway import tables as gateway_tables  # noqa: F401
 from agent_server.llm import tables as llm_tables  # noqa: F401
 from agent_server.mail import tables as mail_tables  # noqa: F401
+from agent_server.oauth import tables as oauth_tables  # noqa: F401
 from agent_server.reminders import tables as reminder_tables  # noqa: F401
 from agent_server.site import tables as site_tables  # noqa: F401
 from agent_server.storage import records  # noqa: F401

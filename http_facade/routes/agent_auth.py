@@ -1,10 +1,9 @@
-"""``POST /agent/auth`` (spec 2.9, docs/oauth.md) and the OAuth endpoints that are still planned.
+"""``POST /agent/auth`` (spec 2.9, docs/oauth.md).
 
 Both identity types are live: ``anonymous`` (an e-mail address gets a Free-plan key at once,
 agent_server/agent_auth/anonymous.py) and ``identity_assertion`` (an ID-JAG from an organisation's
 identity provider gets a key of that organisation, agent_server/agent_auth/asserted.py).
-``/oauth/authorize`` and ``/oauth/token`` answer 501 ``not_implemented`` with directions to what is
-live; they exist so the OAuth metadata names real URLs. The body is validated first, so a malformed
+The OAuth endpoints are http_facade/routes/oauth.py. The body is validated first, so a malformed
 request is a 400.
 """
 
@@ -18,31 +17,14 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_server.agent_auth.asserted import asserted_keys_of
-from agent_server.errors import NotImplementedYet, ValidationFailed
+from agent_server.errors import ValidationFailed
 from http_facade.deps import client_ip
 from wellknown import oauth
 
 router = APIRouter(tags=["auth"])
 
 
-PLANNED = {501: {"description": "Planned, not live yet."}}
 NO_STORE = {"Cache-Control": "no-store"}  # the answer holds a secret
-
-
-@router.get(oauth.AUTHORIZE_PATH, summary="OAuth authorization endpoint (planned)", responses=PLANNED)
-async def oauth_authorize() -> None:
-    raise NotImplementedYet(
-        "OAuth 2.0 with PKCE is planned and not live yet. Use an API key (Authorization: Bearer or "
-        "X-API-Key) on /v1; agents get one from POST /agent/auth. See /AGENTS.md."
-    )
-
-
-@router.post(oauth.TOKEN_PATH, summary="OAuth token endpoint (planned)", responses=PLANNED)
-async def oauth_token() -> None:
-    raise NotImplementedYet(
-        "The OAuth token endpoint is planned and not live yet. Agents get an API key from "
-        "POST /agent/auth; admins obtain a JWT from POST /admin/auth/login."
-    )
 
 
 def _required_by_type() -> dict[str, Any]:

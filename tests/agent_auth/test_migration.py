@@ -14,7 +14,14 @@ from agent_server.settings import Settings
 from agent_server.storage import tables  # noqa: F401  (registers every table)
 from agent_server.storage.migrate import alembic_config, upgrade
 
-OURS = {"anonymous_identities", "agent_assertions"}
+OURS = {
+    "anonymous_identities",
+    "agent_assertions",
+    "oauth_clients",
+    "oauth_codes",
+    "oauth_tokens",
+    "oauth_consents",
+}
 
 
 def _table(diff: Any) -> str | None:

@@ -54,11 +54,17 @@ async def test_authorization_server_metadata_passes_authlib_and_the_mcp_sdk(
 async def test_every_endpoint_the_metadata_names_exists(https_client: httpx.AsyncClient) -> None:
     doc = json_of(await https_client.get("/.well-known/oauth-authorization-server"))
     assert (await https_client.get(doc["register_uri"])).status_code == 200
-    planned = await https_client.get(doc["authorization_endpoint"])
-    assert planned.status_code == 501 and planned.json()["error"]["code"] == "NOT_IMPLEMENTED"
+    # Each OAuth endpoint answers in OAuth's own words (the full flows: tests/agent_auth/test_oauth_*.py).
+    authorize = await https_client.get(doc["authorization_endpoint"], params={"client_id": "x", "response_type": "code"})
+    assert authorize.status_code == 400 and authorize.json()["error"] == "invalid_client"
     token = await https_client.post(doc["token_endpoint"], data={"grant_type": "authorization_code"})
-    assert token.status_code == 501
-    assert doc["oauth_status"] == "planned" and doc["agent_auth"]["status"] == "live"
+    assert token.status_code in (400, 401) and token.json()["error"] == "invalid_client"
+    registered = await https_client.post(doc["registration_endpoint"], json={"redirect_uris": ["ftp://x"]})
+    assert registered.status_code == 400 and registered.json()["error"] == "invalid_client_metadata"
+    revoked = await https_client.post(doc["revocation_endpoint"], data={"token": "x"})
+    assert revoked.status_code in (400, 401) and revoked.json()["error"] == "invalid_client"
+    assert "oauth_status" not in doc and doc["agent_auth"]["status"] == "live"
+    assert doc["code_challenge_methods_supported"] == ["S256"] and "admin" not in doc["scopes_supported"]
     anonymous = {"identity_type": "anonymous", "email": "agent@example.com"}
     assert (await https_client.post(doc["agent_auth"]["register_uri"], json=anonymous)).status_code == 201
 

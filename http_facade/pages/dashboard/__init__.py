@@ -19,6 +19,7 @@ from http_facade.pages.dashboard import (
     leads,
     logs,
     members,
+    oauth_consent,
     overview,
     passkeys,
     password,
@@ -37,7 +38,7 @@ from http_facade.pages.dashboard import (
 AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
     for area in (auth, register, password, overview, keys, usage, logs, webhooks, webhook_manage, playground, routing,
-                 audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants, members, account, invitation, leads)
+                 audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants, members, account, invitation, leads, oauth_consent)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()
 for _router in AREA_ROUTERS:

@@ -1,0 +1,80 @@
+"""The resource server's side: an access token on ``/v1`` acts as a key of the consenting person's
+organisation, with the token's scopes (within the plan's), for the resource it was issued for.
+
+Each process keeps an answer at most ``key_cache_ttl_seconds`` (as for API keys), so a revocation
+(RFC 7009, a reused refresh token) reaches every process within that time, and so does a person
+leaving the organisation or losing a role that may use the gateway (owner, admin, developer).
+"""
+
+from __future__ import annotations
+
+from agent_server.accounts.roles import BUILDERS
+from agent_server.clock import Clock
+from agent_server.gateway.auth import KeyPrincipal
+from agent_server.gateway.plans import PlanCatalog
+from agent_server.gateway.tables import Tenant, User, unix
+from agent_server.oauth.models import digest
+from agent_server.oauth.store import OAuthStore
+
+
+class AccessTokens:
+    def __init__(
+        self,
+        store: OAuthStore,
+        catalog: PlanCatalog,
+        clock: Clock,
+        *,
+        resource: str,
+        environment: str,
+        ttl: float,
+        negotiated_limit: int,
+    ) -> None:
+        self.store, self.catalog, self.clock = store, catalog, clock
+        self.resource, self.environment, self.ttl, self.negotiated_limit = (
+            resource,
+            environment,
+            ttl,
+            negotiated_limit,
+        )
+        self._cache: dict[str, tuple[KeyPrincipal | None, float]] = {}
+
+    async def principal(self, token: str) -> KeyPrincipal | None:
+        key, now = digest(token), self.clock.now()
+        cached = self._cache.get(key)
+        if cached is not None and cached[1] > now:
+            found = cached[0]
+        else:
+            found = await self._load(token)
+            if len(self._cache) > 10_000:
+                self._cache.clear()
+            self._cache[key] = (found, now + self.ttl)
+        if found is None or (found.expires_at is not None and now >= found.expires_at):
+            return None
+        return found
+
+    async def _load(self, token: str) -> KeyPrincipal | None:
+        row = await self.store.access(token)
+        if row is None or row.resource != self.resource:  # a token for another resource is refused
+            return None
+        async with self.store.db.session() as session:
+            tenant = await session.get(Tenant, row.tenant_id)
+            person = await session.get(User, row.user_id)
+        # The person must still be a member whose role may use the gateway: leaving the organisation
+        # or losing the role ends their apps' access too.
+        if (
+            tenant is None
+            or person is None
+            or person.tenant_id != row.tenant_id
+            or person.role not in BUILDERS.roles
+        ):
+            return None
+        plan = self.catalog.get(tenant.plan_id)
+        return KeyPrincipal(
+            key_id=row.id,
+            tenant_id=row.tenant_id,
+            scopes=frozenset(row.scope.split()) & plan.scopes,
+            environment=self.environment,
+            plan=plan,
+            rate_limit=plan.limit_for(tenant.rate_limit_per_minute, self.negotiated_limit),
+            expires_at=unix(row.access_expires_at),
+        )

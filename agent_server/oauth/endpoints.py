@@ -1,0 +1,121 @@
+"""RFC 7591 dynamic client registration and RFC 7009 revocation, as authlib's endpoints.
+
+Registration is open (MCP clients register themselves) and limited: per client IP by the route
+(rate limit), and here in what a client may declare: at most 5 redirect URIs, each https or http
+on loopback (RFC 8252), without a fragment; grant types authorization_code and refresh_token;
+scopes among the server's; auth method none (public) or client_secret_basic/_post.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from authlib.oauth2.rfc7009 import RevocationEndpoint
+from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidClientMetadataError
+
+from agent_server.gateway.keys import new_id
+from agent_server.oauth.bridge import run
+from agent_server.oauth.models import Token, digest
+from agent_server.oauth.server import SCOPES
+from agent_server.oauth.tables import OAuthClient
+from agent_server.timeutil import utc
+
+MAX_REDIRECT_URIS = 5
+AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
+GRANT_TYPES = ("authorization_code", "refresh_token")
+LOOPBACK = ("localhost", "127.0.0.1", "[::1]", "::1")
+
+
+def _redirect_problem(uri: Any) -> str | None:
+    if not isinstance(uri, str) or len(uri) > 2000:
+        return "a redirect URI is not a string of at most 2000 characters"
+    parts = urlsplit(uri)
+    if parts.fragment:
+        return f"{uri} has a fragment"
+    if parts.scheme == "https" and parts.hostname:
+        return None
+    if parts.scheme == "http" and parts.hostname in LOOPBACK:
+        return None
+    return f"{uri} is neither https nor http on loopback"
+
+
+class Registration(ClientRegistrationEndpoint):
+    def __init__(self, server: Any, metadata: dict[str, Any]) -> None:
+        super().__init__(server)
+        self.metadata = metadata
+
+    def get_server_metadata(self) -> dict[str, Any]:
+        return self.metadata
+
+    def authenticate_token(self, request: Any) -> bool:
+        return True  # open registration; the route limits it per client IP
+
+    def resolve_public_key(self, request: Any) -> None:
+        return None
+
+    def generate_client_id(self, request: Any) -> str:
+        return new_id("ocl_", 24)
+
+    def extract_client_metadata(self, request: Any) -> dict[str, Any]:
+        data = request.payload.data
+        uris = data.get("redirect_uris")
+        if not isinstance(uris, list) or not 1 <= len(uris) <= MAX_REDIRECT_URIS:
+            raise InvalidClientMetadataError(f"redirect_uris: 1 to {MAX_REDIRECT_URIS} URIs.")
+        problem = next((p for p in map(_redirect_problem, uris) if p), None)
+        if problem:
+            raise InvalidClientMetadataError(problem)
+        metadata = super().extract_client_metadata(request)
+        method = metadata.setdefault("token_endpoint_auth_method", "client_secret_basic")
+        if method not in AUTH_METHODS:
+            raise InvalidClientMetadataError(f"token_endpoint_auth_method: one of {', '.join(AUTH_METHODS)}.")
+        grants = metadata.setdefault("grant_types", ["authorization_code"])
+        if not set(grants) <= set(GRANT_TYPES) or "authorization_code" not in grants:
+            raise InvalidClientMetadataError("grant_types: authorization_code, and refresh_token if wanted.")
+        if set(metadata.setdefault("response_types", ["code"])) != {"code"}:
+            raise InvalidClientMetadataError("response_types: code only.")
+        metadata["scope"] = " ".join(
+            s for s in (metadata.get("scope") or " ".join(SCOPES)).split() if s in SCOPES
+        )
+        return metadata
+
+    def save_client(
+        self, client_info: dict[str, Any], client_metadata: dict[str, Any], request: Any
+    ) -> OAuthClient:
+        public = client_metadata["token_endpoint_auth_method"] == "none"
+        if public:
+            client_info.pop("client_secret", None)
+            client_info.pop("client_secret_expires_at", None)
+        row = OAuthClient(
+            client_id=client_info["client_id"],
+            client_name=str(client_metadata.get("client_name") or client_info["client_id"])[:200],
+            redirect_uris=list(client_metadata["redirect_uris"]),
+            token_endpoint_auth_method=client_metadata["token_endpoint_auth_method"],
+            grant_types=list(client_metadata["grant_types"]),
+            scope=client_metadata["scope"],
+            secret_digest=None if public else digest(client_info["client_secret"]),
+            created_at=utc(self.server.store.clock.now()),
+        )
+        run(self.server.store.add_client, row)
+        return row
+
+
+class Revocation(RevocationEndpoint):
+    CLIENT_AUTH_METHODS = list(AUTH_METHODS)
+
+    def query_token(self, token_string: str, token_type_hint: str | None) -> Any:
+        return _Presented(token_string)
+
+    def revoke_token(self, token: Any, request: Any) -> None:
+        run(self.server.store.revoke, token.value, request.client.get_client_id())
+
+
+class _Presented(Token):
+    """A token as presented: the store revokes its family when it is this client's (RFC 7009 answers
+    200 either way, so an unknown token reveals nothing)."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def check_client(self, client: Any) -> bool:
+        return True

@@ -1,0 +1,139 @@
+"""The OAuth service of an app (docs/oauth.md): what the ``/oauth/*`` routes and the consent page
+call. Built once per app (``oauth_of``); it also teaches ``/v1`` to accept its access tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from authlib.oauth2.rfc6749 import OAuth2Error
+
+from agent_server.gateway.service import Gateway
+from agent_server.oauth.access import AccessTokens
+from agent_server.oauth.bridge import JsonOAuthRequest, OAuthRequest, in_thread
+from agent_server.oauth.endpoints import Registration, Revocation
+from agent_server.oauth.models import Owner
+from agent_server.oauth.server import ACCESS_PREFIX, Server
+from agent_server.oauth.store import OAuthStore
+from agent_server.services import Services
+
+EXTRAS_KEY = "oauth"
+Items = Iterable[tuple[str, str]]
+Answer = tuple[int, Any, list[tuple[str, str]]]
+SCOPE_TEXT = {
+    "chat": "send chat and completion requests to the models of your plan, spending your organisation's tokens",
+    "embeddings": "create embeddings with your plan's models",
+    "files": "upload and read files",
+    "models": "list the models your organisation may use",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ConsentRequest:
+    """What the consent page shows: the client, where it sends the answer, and each scope in words."""
+
+    client_id: str
+    client_name: str
+    redirect_host: str
+    scopes: list[tuple[str, str]]
+
+
+class OAuthError(Exception):
+    """An authorization request that cannot go back to the client: shown to the person instead."""
+
+    def __init__(self, answer: Answer) -> None:
+        super().__init__(str(answer[1]))
+        self.answer = answer
+
+    @property
+    def redirect(self) -> str | None:
+        return next((value for name, value in self.answer[2] if name.lower() == "location"), None)
+
+
+class OAuthService:
+    def __init__(self, services: Services, gateway: Gateway) -> None:
+        settings = services.settings
+        self.issuer = settings.public_base_url.rstrip("/")
+        self.store = OAuthStore(services.db, services.clock)
+        self.server = Server(self.store, [self.issuer])
+        self.server.register_endpoint(Revocation)
+        self.registration = Registration(
+            self.server, {"scopes_supported": list(self.server.scopes_supported)}
+        )
+        self.tokens = AccessTokens(
+            self.store,
+            gateway.catalog,
+            services.clock,
+            resource=self.issuer,
+            environment=gateway.environment,
+            ttl=settings.key_cache_ttl_seconds,
+            negotiated_limit=settings.negotiated_rate_limit,
+        )
+        gateway.keys.bearer, gateway.keys.bearer_prefix = self.tokens.principal, ACCESS_PREFIX
+
+    def _request(
+        self, method: str, uri: str, headers: Any, query: Items = (), form: Items = ()
+    ) -> OAuthRequest:
+        return OAuthRequest(method, uri, headers, list(query), list(form))
+
+    async def consent_request(self, uri: str, headers: Any, query: Items) -> ConsentRequest:
+        """Validate an authorization request; OAuthError when it is not one to ask a person about."""
+        request = self._request("GET", uri, headers, query)
+        try:
+            grant = await in_thread(self.server.get_consent_grant, request)
+        except OAuth2Error as error:
+            raise OAuthError(self.server.handle_error_response(request, error)) from None
+        client = grant.client.row
+        redirect = grant.request.payload.redirect_uri or grant.client.get_default_redirect_uri() or ""
+        scope = grant.client.get_allowed_scope(grant.request.payload.scope or client.scope)
+        return ConsentRequest(
+            client.client_id,
+            client.client_name,
+            urlsplit(redirect).netloc,
+            [(name, SCOPE_TEXT.get(name, name)) for name in scope.split()],
+        )
+
+    async def decide(self, uri: str, headers: Any, query: Items, owner: Owner | None) -> str:
+        """The redirect back to the client: a code when ``owner`` consented, access_denied otherwise."""
+        request = self._request("GET", uri, headers, query)
+        try:
+            grant = await in_thread(self.server.get_consent_grant, request)
+        except OAuth2Error as error:
+            raise OAuthError(self.server.handle_error_response(request, error)) from None
+        answer = await in_thread(self.server.create_authorization_response, request, owner, grant)
+        location = OAuthError(answer).redirect
+        if location is None:
+            raise OAuthError(answer)
+        if owner is not None:
+            scope = grant.client.get_allowed_scope(grant.request.payload.scope or grant.client.row.scope)
+            await self.store.remember(owner, grant.client.get_client_id(), scope)
+        return location
+
+    async def remembered(self, client_id: str, owner: Owner, scope: list[str]) -> bool:
+        return await self.store.consented(owner, client_id, " ".join(scope))
+
+    async def token(self, uri: str, headers: Any, form: Items) -> Answer:
+        return await in_thread(
+            self.server.create_token_response, self._request("POST", uri, headers, form=form)
+        )
+
+    async def revoke(self, uri: str, headers: Any, form: Items) -> Answer:
+        request = self._request("POST", uri, headers, form=form)
+        return await in_thread(self.server.create_endpoint_response, "revocation", request)
+
+    async def register(self, uri: str, headers: Any, data: dict[str, Any]) -> Answer:
+        request = JsonOAuthRequest("POST", uri, headers, data)
+        try:
+            status, body, answer_headers = await in_thread(self.registration, request)
+        except OAuth2Error as error:
+            status, body, answer_headers = error()
+        return status, body, list(answer_headers)
+
+
+def oauth_of(services: Services, gateway: Gateway) -> OAuthService:
+    extras = services.extras
+    if EXTRAS_KEY not in extras:
+        extras[EXTRAS_KEY] = OAuthService(services, gateway)
+    return extras[EXTRAS_KEY]
