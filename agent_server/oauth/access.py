@@ -38,6 +38,10 @@ class AccessTokens:
         )
         self._cache: dict[str, tuple[KeyPrincipal | None, float]] = {}
 
+    def forget(self) -> None:
+        """Drop every cached answer (a revocation made here)."""
+        self._cache.clear()
+
     async def principal(self, token: str) -> KeyPrincipal | None:
         key, now = digest(token), self.clock.now()
         cached = self._cache.get(key)

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc6749 import OAuth2Error
 
+from agent_server.errors import NotFound
 from agent_server.gateway.service import Gateway
 from agent_server.oauth.access import AccessTokens
 from agent_server.oauth.bridge import JsonOAuthRequest, OAuthRequest, in_thread
@@ -18,6 +19,7 @@ from agent_server.oauth.models import Owner
 from agent_server.oauth.server import ACCESS_PREFIX, Server
 from agent_server.oauth.store import OAuthStore
 from agent_server.services import Services
+from agent_server.timeutil import iso
 
 EXTRAS_KEY = "oauth"
 Items = Iterable[tuple[str, str]]
@@ -114,6 +116,17 @@ class OAuthService:
     async def remembered(self, client_id: str, owner: Owner, scope: list[str]) -> bool:
         return await self.store.consented(owner, client_id, " ".join(scope))
 
+    async def connected_apps(self, user_id: str) -> list[dict[str, Any]]:
+        return [
+            connected_app_view(consent, client) for consent, client in await self.store.connected(user_id)
+        ]
+
+    async def disconnect(self, user_id: str, client_id: str) -> None:
+        """Revoke a person's consent to a client and its tokens (404 when there is none)."""
+        if not await self.store.disconnect(user_id, client_id):
+            raise NotFound(f"No connected app {client_id}.", param="client_id")
+        self.tokens.forget()  # this process refuses them at once; the others within the cache TTL
+
     async def token(self, uri: str, headers: Any, form: Items) -> Answer:
         return await in_thread(
             self.server.create_token_response, self._request("POST", uri, headers, form=form)
@@ -130,6 +143,18 @@ class OAuthService:
         except OAuth2Error as error:
             status, body, answer_headers = error()
         return status, body, list(answer_headers)
+
+
+def connected_app_view(consent: Any, client: Any) -> dict[str, Any]:
+    return {
+        "object": "connected_app",
+        "client_id": consent.client_id,
+        "client_name": client.client_name if client is not None else consent.client_id,
+        "redirect_hosts": sorted({urlsplit(uri).netloc for uri in (client.redirect_uris if client else [])}),
+        "scopes": consent.scope.split(),
+        "tenant_id": consent.tenant_id,
+        "connected_at": iso(consent.created_at),
+    }
 
 
 def oauth_of(services: Services, gateway: Gateway) -> OAuthService:

@@ -154,6 +154,37 @@ class OAuthStore:
 
     # -- consent ---------------------------------------------------------------------------------
 
+    async def connected(self, user_id: str) -> list[tuple[OAuthConsent, OAuthClient | None]]:
+        """A person's remembered consents with their clients, newest first."""
+        query = (
+            select(OAuthConsent, OAuthClient)
+            .outerjoin(OAuthClient, OAuthClient.client_id == OAuthConsent.client_id)  # type: ignore[arg-type]
+            .where(OAuthConsent.user_id == user_id)  # type: ignore[arg-type]
+            .order_by(OAuthConsent.created_at.desc())  # type: ignore[attr-defined]
+        )
+        async with self.db.session() as session:
+            return [(consent, client) for consent, client in (await session.execute(query)).all()]
+
+    async def disconnect(self, user_id: str, client_id: str) -> bool:
+        """Forget the consent and revoke every token the client holds for this person, at once."""
+        now = utc(self.clock.now())
+        async with self.db.session() as session:
+            gone = await session.execute(
+                delete(OAuthConsent).where(
+                    and_(OAuthConsent.user_id == user_id, OAuthConsent.client_id == client_id)  # type: ignore[arg-type]
+                )
+            )
+            await session.execute(
+                update(OAuthToken)
+                .where(
+                    OAuthToken.user_id == user_id,  # type: ignore[arg-type]
+                    OAuthToken.client_id == client_id,  # type: ignore[arg-type]
+                    OAuthToken.revoked_at.is_(None),  # type: ignore[union-attr]
+                )
+                .values(revoked_at=now)
+            )
+        return bool(gone.rowcount)  # type: ignore[attr-defined]
+
     async def consented(self, owner: Owner, client_id: str, scope: str) -> bool:
         async with self.db.session() as session:
             row = (

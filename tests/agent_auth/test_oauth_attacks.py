@@ -26,7 +26,7 @@ from tests.agent_auth.oauth_world import (
     register,
 )
 from tests.conftest import BASE_URL
-from tests.pages.dashboard import Dash, dashboard_world
+from tests.pages.dashboard import Dash, dashboard_world, post_form
 
 
 @pytest.fixture
@@ -178,3 +178,31 @@ async def test_a_person_who_may_no_longer_use_the_gateway_ends_their_apps_access
     # The remembered consent no longer counts: the page is shown again, and a viewer may not allow.
     again = await consent(party.browser, authorization(party.client).url)
     assert again.status_code == 403 and "role_not_allowed" in again.text
+
+
+async def test_connected_apps_lists_and_disconnects_at_once(party: Party) -> None:
+    location, verifier = await party.code()
+    token = await party.client.fetch_token(TOKEN_URL, authorization_response=location, code_verifier=verifier)
+    jwt = party.browser.cookies["agentgate_session"]
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(party.dash.app), base_url=BASE_URL) as api:
+        listed = (await api.get("/admin/oauth/apps", headers={"Authorization": f"Bearer {jwt}"})).json()[
+            "data"
+        ]
+    assert [(a["client_id"], a["client_name"], a["scopes"]) for a in listed] == [
+        (party.client_id, "Test agent", ["chat", "models"])
+    ]
+    shown = await party.browser.get("/app/connected-apps")
+    assert shown.status_code == 200 and f"disconnect-{party.client_id}" in shown.text
+    async with sdk(party.dash, token["access_token"]) as client:  # type: ignore[arg-type]
+        assert (await client.models.list()).data
+        gone = await post_form(
+            party.browser, "/app/connected-apps", "/app/connected-apps/disconnect", client_id=party.client_id
+        )
+        assert gone.status_code == 303
+        with pytest.raises(openai.AuthenticationError):  # at once, without waiting for a cache
+            await client.models.list()
+    assert "no-connected-apps" in (await party.browser.get("/app/connected-apps")).text
+    with pytest.raises(OAuthError):
+        await party.client.refresh_token(TOKEN_URL, refresh_token=token["refresh_token"])
+    asked = await consent(party.browser, authorization(party.client).url, decision="deny")
+    assert query_of(asked.headers["location"])["error"] == "access_denied"  # asked again, not remembered

@@ -55,7 +55,9 @@ async def test_every_endpoint_the_metadata_names_exists(https_client: httpx.Asyn
     doc = json_of(await https_client.get("/.well-known/oauth-authorization-server"))
     assert (await https_client.get(doc["register_uri"])).status_code == 200
     # Each OAuth endpoint answers in OAuth's own words (the full flows: tests/agent_auth/test_oauth_*.py).
-    authorize = await https_client.get(doc["authorization_endpoint"], params={"client_id": "x", "response_type": "code"})
+    authorize = await https_client.get(
+        doc["authorization_endpoint"], params={"client_id": "x", "response_type": "code"}
+    )
     assert authorize.status_code == 400 and authorize.json()["error"] == "invalid_client"
     token = await https_client.post(doc["token_endpoint"], data={"grant_type": "authorization_code"})
     assert token.status_code in (400, 401) and token.json()["error"] == "invalid_client"

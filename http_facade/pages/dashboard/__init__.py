@@ -14,6 +14,7 @@ from http_facade.pages.dashboard import (
     auth,
     billing,
     byok,
+    connected_apps,
     invitation,
     keys,
     leads,
@@ -38,7 +39,7 @@ from http_facade.pages.dashboard import (
 AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
     for area in (auth, register, password, overview, keys, usage, logs, webhooks, webhook_manage, playground, routing,
-                 audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants, members, account, invitation, leads, oauth_consent)
+                 audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants, members, account, invitation, leads, oauth_consent, connected_apps)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()
 for _router in AREA_ROUTERS:
