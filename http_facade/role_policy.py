@@ -185,7 +185,7 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
     ("GET", "/app/connected-apps"): SELF,  # one's own consents (docs/oauth.md)
     ("POST", "/app/connected-apps/disconnect"): SELF,
     ("GET", "/admin/oauth/apps"): SELF,
-    ("DELETE", "/admin/oauth/apps/{client_id}"): SELF,
+    ("DELETE", "/admin/oauth/apps"): SELF,
     ("GET", "/app/account"): SELF,
     ("POST", "/app/account/password"): SELF,
     ("POST", "/app/account/sign-out"): SELF,

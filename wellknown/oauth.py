@@ -60,6 +60,7 @@ def authorization_server_metadata(settings: Settings) -> dict[str, Any]:
         "token_endpoint_auth_methods_supported": list(CLIENT_AUTH_METHODS),
         "revocation_endpoint_auth_methods_supported": list(CLIENT_AUTH_METHODS),
         "code_challenge_methods_supported": ["S256"],
+        "client_id_metadata_document_supported": True,
         "service_documentation": f"{base}/AGENTS.md",
         "protected_resources": [base],
         "register_uri": f"{base}{REGISTER_PATH}",

@@ -27,7 +27,7 @@ GRANT_TYPES = ("authorization_code", "refresh_token")
 LOOPBACK = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 
-def _redirect_problem(uri: Any) -> str | None:
+def redirect_problem(uri: Any) -> str | None:
     if not isinstance(uri, str) or len(uri) > 2000:
         return "a redirect URI is not a string of at most 2000 characters"
     parts = urlsplit(uri)
@@ -62,7 +62,7 @@ class Registration(ClientRegistrationEndpoint):
         uris = data.get("redirect_uris")
         if not isinstance(uris, list) or not 1 <= len(uris) <= MAX_REDIRECT_URIS:
             raise InvalidClientMetadataError(f"redirect_uris: 1 to {MAX_REDIRECT_URIS} URIs.")
-        problem = next((p for p in map(_redirect_problem, uris) if p), None)
+        problem = next((p for p in map(redirect_problem, uris) if p), None)
         if problem:
             raise InvalidClientMetadataError(problem)
         metadata = super().extract_client_metadata(request)

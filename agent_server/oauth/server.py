@@ -143,6 +143,7 @@ class Server(AuthorizationServer):
     def __init__(self, store: OAuthStore, resources: list[str]) -> None:
         super().__init__(scopes_supported=list(SCOPES))
         self.store, self.resources = store, resources
+        self.documents: Any = None  # metadata_documents.MetadataDocuments, set by the service
         self.register_grant(CodeGrant, [S256Only(required=True)])
         self.register_grant(RefreshGrant)
         generator = BearerTokenGenerator(
@@ -151,7 +152,10 @@ class Server(AuthorizationServer):
         self.register_token_generator("default", generator)
 
     def query_client(self, client_id: str) -> Client | None:
-        row = run(self.store.client, client_id)
+        if client_id.startswith(("https://", "http://")):  # a Client ID Metadata Document
+            row = run(self.documents.client, client_id) if self.documents is not None else None
+        else:
+            row = run(self.store.client, client_id)
         return Client(row) if row is not None else None
 
     def save_token(self, token: dict[str, Any], request: Any) -> None:

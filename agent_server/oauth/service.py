@@ -15,11 +15,13 @@ from agent_server.gateway.service import Gateway
 from agent_server.oauth.access import AccessTokens
 from agent_server.oauth.bridge import JsonOAuthRequest, OAuthRequest, in_thread
 from agent_server.oauth.endpoints import Registration, Revocation
+from agent_server.oauth.metadata_documents import MetadataDocuments
 from agent_server.oauth.models import Owner
 from agent_server.oauth.server import ACCESS_PREFIX, Server
 from agent_server.oauth.store import OAuthStore
 from agent_server.services import Services
 from agent_server.timeutil import iso
+from agent_server.webhooks.url_guard import UrlGuard
 
 EXTRAS_KEY = "oauth"
 Items = Iterable[tuple[str, str]]
@@ -61,6 +63,9 @@ class OAuthService:
         self.store = OAuthStore(services.db, services.clock)
         self.server = Server(self.store, [self.issuer])
         self.server.register_endpoint(Revocation)
+        self.server.documents = MetadataDocuments(
+            UrlGuard.for_mode(settings.sandbox), self.store, services.clock
+        )
         self.registration = Registration(
             self.server, {"scopes_supported": list(self.server.scopes_supported)}
         )

@@ -47,6 +47,11 @@ class OAuthStore:
         async with self.db.session() as session:
             session.add(row)
 
+    async def put_client(self, row: OAuthClient) -> None:
+        """Insert or refresh a client described by its metadata document."""
+        async with self.db.session() as session:
+            await session.merge(row)
+
     async def add_code(self, code: str, row: OAuthCode) -> None:
         now = self.clock.now()
         row.digest, row.created_at, row.expires_at = digest(code), utc(now), utc(now + CODE_SECONDS)

@@ -15,7 +15,9 @@ class OAuthClient(SQLModel, table=True):
 
     __tablename__ = "oauth_clients"
 
-    client_id: str = Field(primary_key=True, max_length=64)
+    client_id: str = Field(
+        primary_key=True, max_length=2000, description="an id, or the URL of a metadata document"
+    )
     client_name: str = Field(max_length=200)
     redirect_uris: list[str] = Field(sa_column=Column(JSON, nullable=False))
     token_endpoint_auth_method: str = Field(max_length=32, description="none, client_secret_basic or _post")
@@ -31,7 +33,7 @@ class OAuthCode(SQLModel, table=True):
     __tablename__ = "oauth_codes"
 
     digest: str = Field(primary_key=True, max_length=64)
-    client_id: str = Field(max_length=64, index=True)
+    client_id: str = Field(max_length=2000, index=True)
     user_id: str = Field(max_length=40)
     tenant_id: str = Field(max_length=40)
     redirect_uri: str = Field(max_length=2000)
@@ -51,7 +53,7 @@ class OAuthToken(SQLModel, table=True):
 
     id: str = Field(primary_key=True, max_length=40)
     family_id: str = Field(max_length=64, index=True, description="the digest of the code it came from")
-    client_id: str = Field(max_length=64, index=True)
+    client_id: str = Field(max_length=2000, index=True)
     user_id: str = Field(max_length=40)
     tenant_id: str = Field(max_length=40, index=True)
     scope: str = Field(max_length=200)
@@ -74,6 +76,6 @@ class OAuthConsent(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     user_id: str = Field(max_length=40)
     tenant_id: str = Field(max_length=40)
-    client_id: str = Field(max_length=64)
+    client_id: str = Field(max_length=2000)
     scope: str = Field(max_length=200)
     created_at: datetime

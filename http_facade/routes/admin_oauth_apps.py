@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 
 from http_facade.routes.admin_common import ActorDep
 
 router = APIRouter(tags=["admin: connected apps"])
 NO_STORE = {"Cache-Control": "no-store"}
-ClientId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+ClientId = Annotated[str, Query(min_length=1, max_length=2000)]
 
 
 @router.get("/admin/oauth/apps", summary="The OAuth clients you allowed to act for you")
@@ -22,11 +22,12 @@ async def list_apps(request: Request, actor: ActorDep, response: Response) -> di
 
 
 @router.delete(
-    "/admin/oauth/apps/{client_id}",
+    "/admin/oauth/apps",
     status_code=status.HTTP_204_NO_CONTENT,
     summary="Disconnect an app: its consent and every token it holds for you end at once",
     responses={404: {"description": "No such connected app."}},
 )
 async def disconnect(request: Request, actor: ActorDep, client_id: ClientId) -> Response:
+    """``client_id`` is a query parameter: a client's id may be the URL of its metadata document."""
     await request.app.state.oauth.disconnect(actor.user_id, client_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

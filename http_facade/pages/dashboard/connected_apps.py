@@ -1,5 +1,5 @@
 """``/app/connected-apps``: the OAuth clients a person allowed, and disconnecting one (docs/oauth.md).
-Calls ``OAuthService`` as ``GET /admin/oauth/apps`` and ``DELETE /admin/oauth/apps/{client_id}`` do."""
+Calls ``OAuthService`` as ``GET /admin/oauth/apps`` and ``DELETE /admin/oauth/apps?client_id=`` do."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ APPS_PAGE = f"{APP_PATH}/connected-apps"
 
 
 class DisconnectForm(DashboardForm):
-    client_id: str = Field(min_length=1, max_length=64)
+    client_id: str = Field(min_length=1, max_length=2000)
 
 
 async def _page(

@@ -35,7 +35,7 @@ def upgrade() -> None:
     op.create_index("ix_agent_assertions_expires_at", "agent_assertions", ["expires_at"])
     op.create_table(
         "oauth_clients",
-        sa.Column("client_id", sa.String(64), primary_key=True),
+        sa.Column("client_id", sa.String(2000), primary_key=True),
         sa.Column("client_name", sa.String(200), nullable=False),
         sa.Column("redirect_uris", sa.JSON(), nullable=False),
         sa.Column("token_endpoint_auth_method", sa.String(32), nullable=False),
@@ -47,7 +47,7 @@ def upgrade() -> None:
     op.create_table(
         "oauth_codes",
         sa.Column("digest", sa.String(64), primary_key=True),
-        sa.Column("client_id", sa.String(64), nullable=False, index=True),
+        sa.Column("client_id", sa.String(2000), nullable=False, index=True),
         sa.Column("user_id", sa.String(40), nullable=False),
         sa.Column("tenant_id", sa.String(40), nullable=False),
         sa.Column("redirect_uri", sa.String(2000), nullable=False),
@@ -62,7 +62,7 @@ def upgrade() -> None:
         "oauth_tokens",
         sa.Column("id", sa.String(40), primary_key=True),
         sa.Column("family_id", sa.String(64), nullable=False, index=True),
-        sa.Column("client_id", sa.String(64), nullable=False, index=True),
+        sa.Column("client_id", sa.String(2000), nullable=False, index=True),
         sa.Column("user_id", sa.String(40), nullable=False),
         sa.Column("tenant_id", sa.String(40), nullable=False, index=True),
         sa.Column("scope", sa.String(200), nullable=False),
@@ -80,7 +80,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
         sa.Column("user_id", sa.String(40), nullable=False),
         sa.Column("tenant_id", sa.String(40), nullable=False),
-        sa.Column("client_id", sa.String(64), nullable=False),
+        sa.Column("client_id", sa.String(2000), nullable=False),
         sa.Column("scope", sa.String(200), nullable=False),
         sa.Column("created_at", TS, nullable=False),
         sa.UniqueConstraint("user_id", "client_id", name="ux_oauth_consents_user_client"),
