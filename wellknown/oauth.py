@@ -21,6 +21,7 @@ PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 AUTHORIZE_PATH = "/oauth/authorize"
 TOKEN_PATH = "/oauth/token"
 REVOKE_PATH = "/oauth/revoke"
+INTROSPECT_PATH = "/oauth/introspect"
 CLIENT_REGISTRATION_PATH = "/oauth/register"
 AGENT_AUTH_PATH = "/agent/auth"
 REGISTER_PATH = "/register"
@@ -59,6 +60,8 @@ def authorization_server_metadata(settings: Settings) -> dict[str, Any]:
         "grant_types_supported": ["authorization_code", "refresh_token"],
         "token_endpoint_auth_methods_supported": list(CLIENT_AUTH_METHODS),
         "revocation_endpoint_auth_methods_supported": list(CLIENT_AUTH_METHODS),
+        "introspection_endpoint": f"{base}{INTROSPECT_PATH}",
+        "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
         "code_challenge_methods_supported": ["S256"],
         "client_id_metadata_document_supported": True,
         "service_documentation": f"{base}/AGENTS.md",

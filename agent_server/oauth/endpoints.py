@@ -1,4 +1,5 @@
-"""RFC 7591 dynamic client registration and RFC 7009 revocation, as authlib's endpoints.
+"""RFC 7591 dynamic client registration, RFC 7009 revocation and RFC 7662 introspection, as
+authlib's endpoints.
 
 Registration is open (MCP clients register themselves) and limited: per client IP by the route
 (rate limit), and here in what a client may declare: at most 5 redirect URIs, each https or http
@@ -13,8 +14,10 @@ from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidClientMetadataError
+from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 
 from agent_server.gateway.keys import new_id
+from agent_server.gateway.tables import unix
 from agent_server.oauth.bridge import run
 from agent_server.oauth.models import Token, digest
 from agent_server.oauth.server import SCOPES
@@ -108,6 +111,34 @@ class Revocation(RevocationEndpoint):
 
     def revoke_token(self, token: Any, request: Any) -> None:
         run(self.server.store.revoke, token.value, request.client.get_client_id())
+
+
+class Introspection(IntrospectionEndpoint):
+    """RFC 7662 for a confidential client's own tokens (a public client cannot authenticate): others'
+    tokens, unknown, expired, rotated or revoked ones are all just ``active: false``."""
+
+    CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+
+    def query_token(self, token_string: str, token_type_hint: str | None) -> Token | None:
+        return run(self.server.store.presented, token_string)
+
+    def check_permission(self, token: Token, client: Any, request: Any) -> bool:
+        return token.check_client(client)
+
+    def introspect_token(self, token: Token) -> dict[str, Any]:
+        row = token.row
+        return {
+            "active": True,
+            "scope": row.scope,
+            "client_id": row.client_id,
+            "sub": row.user_id,
+            "tenant_id": row.tenant_id,
+            "aud": row.resource,
+            "iss": self.server.resources[0],
+            "token_type": "Bearer",
+            "iat": int(unix(row.created_at)),
+            "exp": int(unix(row.access_expires_at)),
+        }
 
 
 class _Presented(Token):

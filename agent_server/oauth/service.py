@@ -14,7 +14,7 @@ from agent_server.errors import NotFound
 from agent_server.gateway.service import Gateway
 from agent_server.oauth.access import AccessTokens
 from agent_server.oauth.bridge import JsonOAuthRequest, OAuthRequest, in_thread
-from agent_server.oauth.endpoints import Registration, Revocation
+from agent_server.oauth.endpoints import Introspection, Registration, Revocation
 from agent_server.oauth.metadata_documents import MetadataDocuments
 from agent_server.oauth.models import Owner
 from agent_server.oauth.server import ACCESS_PREFIX, Server
@@ -63,6 +63,7 @@ class OAuthService:
         self.store = OAuthStore(services.db, services.clock)
         self.server = Server(self.store, [self.issuer])
         self.server.register_endpoint(Revocation)
+        self.server.register_endpoint(Introspection)
         self.server.documents = MetadataDocuments(
             UrlGuard.for_mode(settings.sandbox), self.store, services.clock
         )
@@ -140,6 +141,10 @@ class OAuthService:
     async def revoke(self, uri: str, headers: Any, form: Items) -> Answer:
         request = self._request("POST", uri, headers, form=form)
         return await in_thread(self.server.create_endpoint_response, "revocation", request)
+
+    async def introspect(self, uri: str, headers: Any, form: Items) -> Answer:
+        request = self._request("POST", uri, headers, form=form)
+        return await in_thread(self.server.create_endpoint_response, "introspection", request)
 
     async def register(self, uri: str, headers: Any, data: dict[str, Any]) -> Answer:
         request = JsonOAuthRequest("POST", uri, headers, data)

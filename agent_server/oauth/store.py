@@ -137,6 +137,23 @@ class OAuthStore:
         async with self.db.session() as session:
             return (await session.execute(query)).scalars().first()
 
+    async def presented(self, token: str) -> Token | None:
+        """An access or refresh token as presented, for introspection: its row, and whether that
+        token (not its family) is no longer live (expired, rotated or revoked)."""
+        key, now = digest(token), utc(self.clock.now())
+        query = select(OAuthToken).where(
+            (OAuthToken.access_digest == key) | (OAuthToken.refresh_digest == key)
+        )  # type: ignore[arg-type,operator]
+        async with self.db.session() as session:
+            row = (await session.execute(query)).scalars().first()
+        if row is None:
+            return None
+        if row.access_digest == key:
+            ends = row.access_expires_at
+        else:
+            ends = row.refresh_expires_at if row.rotated_at is None else row.rotated_at
+        return Token(row, ends is None or ends.replace(tzinfo=now.tzinfo) <= now)
+
     async def revoke(self, token: str, client_id: str) -> None:
         """RFC 7009: revoke the family of an access or refresh token of this client."""
         key, now = digest(token), utc(self.clock.now())

@@ -59,6 +59,11 @@ async def token(request: Request) -> Response:
     return answer(await service(request).token(str(request.url), request.headers, await _form(request)))
 
 
+@router.post(oauth.INTROSPECT_PATH, summary="OAuth token introspection (RFC 7662), for confidential clients")
+async def introspect(request: Request) -> Response:
+    return answer(await service(request).introspect(str(request.url), request.headers, await _form(request)))
+
+
 @router.post(oauth.REVOKE_PATH, summary="OAuth token revocation (RFC 7009)")
 async def revoke(request: Request) -> Response:
     return answer(await service(request).revoke(str(request.url), request.headers, await _form(request)))

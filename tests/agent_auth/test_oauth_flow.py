@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import httpx
 import openai
 import pytest
 from authlib.integrations.base_client import OAuthError
@@ -67,3 +68,35 @@ async def test_a_registered_client_gets_tokens_the_openai_sdk_uses(dash: Dash) -
     async with sdk(dash, refreshed["access_token"]) as openai_client:
         with pytest.raises(openai.AuthenticationError):
             await openai_client.models.list()
+
+
+async def test_a_confidential_client_introspects_its_own_tokens(dash: Dash) -> None:
+    browser = await dash.signed_in(await dash.person("starter"))
+    registered = (await register(dash, token_endpoint_auth_method="client_secret_basic")).json()
+    other = (await register(dash, token_endpoint_auth_method="client_secret_post")).json()
+    secret = registered["client_secret"]
+    client = oauth_client(dash, registered["client_id"], client_secret=secret)
+    client.token_endpoint_auth_method = "client_secret_basic"
+    asked = authorization(client)
+    decided = await consent(browser, asked.url)
+    token = await client.fetch_token(
+        TOKEN_URL, authorization_response=decided.headers["location"], code_verifier=asked.verifier
+    )
+
+    async def introspect(value: str, auth: tuple[str, str] | None, **form: str) -> dict[str, object]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(dash.app), base_url=BASE_URL) as c:
+            answer = await c.post("/oauth/introspect", data={"token": value, **form}, auth=auth)
+        return answer.json()
+
+    mine = (registered["client_id"], secret)
+    seen = await introspect(token["access_token"], mine)
+    assert seen["active"] is True and seen["scope"] == "chat models" and seen["aud"] == BASE_URL
+    assert (await introspect(token["refresh_token"], mine))["active"] is True
+    theirs = await introspect(
+        token["access_token"], None, client_id=other["client_id"], client_secret=other["client_secret"]
+    )
+    assert theirs == {"active": False}  # another client learns nothing
+    public = await introspect(token["access_token"], None, client_id=registered["client_id"])
+    assert public["error"] == "invalid_client"
+    await client.revoke_token(f"{BASE_URL}/oauth/revoke", token["access_token"])
+    assert (await introspect(token["access_token"], mine)) == {"active": False}
