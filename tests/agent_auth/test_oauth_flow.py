@@ -100,3 +100,20 @@ async def test_a_confidential_client_introspects_its_own_tokens(dash: Dash) -> N
     assert public["error"] == "invalid_client"
     await client.revoke_token(f"{BASE_URL}/oauth/revoke", token["access_token"])
     assert (await introspect(token["access_token"], mine)) == {"active": False}
+
+
+async def test_the_flow_on_postgresql(settings: Settings, postgres_url: str) -> None:
+    async with dashboard_world(settings, database_url=postgres_url) as dash:
+        location, client, asked = await signed_in_code(dash)
+        token = await client.fetch_token(
+            TOKEN_URL, authorization_response=location, code_verifier=asked.verifier
+        )  # type: ignore[attr-defined]
+        refreshed = await client.refresh_token(TOKEN_URL, refresh_token=token["refresh_token"])  # type: ignore[attr-defined]
+        async with sdk(dash, refreshed["access_token"]) as openai_client:
+            assert (await openai_client.models.list()).data
+        with pytest.raises(OAuthError):
+            await client.refresh_token(TOKEN_URL, refresh_token=token["refresh_token"])  # type: ignore[attr-defined]
+        dash.clock.advance(2)
+        async with sdk(dash, refreshed["access_token"]) as openai_client:
+            with pytest.raises(openai.AuthenticationError):
+                await openai_client.models.list()
