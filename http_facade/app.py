@@ -11,6 +11,7 @@ import anyio
 from fastapi import FastAPI
 
 from agent_server.accounts.service import Accounts
+from agent_server.agent_auth.asserted import asserted_keys_of
 from agent_server.billing.wiring import build_billing
 from agent_server.clock import Clock
 from agent_server.deployment import check_deployment
@@ -69,7 +70,8 @@ def create_app(
     services = build_services(settings, clock)
     gateway = Gateway(services, current_version=versions.current.name)
     accounts = Accounts(services, gateway)  # registration, mail, passwords, passkeys, SSO
-    oauth_server = oauth_of(services, gateway)  # /oauth/*; /v1 accepts its access tokens
+    # /oauth/*; /v1 accepts its access tokens; its JWT-bearer grant checks ID-JAGs as /agent/auth does
+    oauth_server = oauth_of(services, gateway, asserted_keys_of(accounts).person)
     # Month-6 and final reminder mails to admins of tenants still pinning a deprecated version.
     reminders = VersionReminders(
         services.db, versions, accounts.box, services.clock, settings.public_base_url

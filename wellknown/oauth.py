@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_server.oauth.endpoints import AUTH_METHODS as CLIENT_AUTH_METHODS
+from agent_server.oauth.endpoints import GRANT_TYPES
 from agent_server.oauth.server import SCOPES as OAUTH_SCOPES  # of access tokens: never admin
 from agent_server.settings import Settings
 
@@ -57,7 +58,7 @@ def authorization_server_metadata(settings: Settings) -> dict[str, Any]:
         "scopes_supported": list(OAUTH_SCOPES),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "grant_types_supported": list(GRANT_TYPES),
         "token_endpoint_auth_methods_supported": list(CLIENT_AUTH_METHODS),
         "revocation_endpoint_auth_methods_supported": list(CLIENT_AUTH_METHODS),
         "introspection_endpoint": f"{base}{INTROSPECT_PATH}",

@@ -21,11 +21,11 @@ from agent_server.accounts.service import Accounts
 from agent_server.accounts.sso.provision import provision
 from agent_server.accounts.sso.service import sso_of
 from agent_server.admin.wiring import admin_services
-from agent_server.agent_auth.assertion import IdJagVerifier
+from agent_server.agent_auth.assertion import Assertion, IdJagVerifier
 from agent_server.agent_auth.issued import IssuedKey
 from agent_server.errors import PermissionDenied
 from agent_server.gateway.key_settings import KeyOptions
-from agent_server.gateway.tables import Tenant
+from agent_server.gateway.tables import Tenant, User
 from agent_server.timeutil import utc
 
 EXTRAS_KEY = "agent_auth.asserted"
@@ -45,19 +45,26 @@ class AssertedKeys:
         )
         self.ttl = settings.agent_assertion_key_ttl_seconds
 
-    async def issue(self, assertion: str, ip: str) -> IssuedKey:
+    async def person(self, assertion: str) -> tuple[Assertion, User]:
+        """The verified assertion and its person, provisioned by the single sign-on rules, whose role
+        may use the gateway; also the JWT-bearer grant's check (agent_server/oauth/id_jag_grant.py)."""
         accounts = self.accounts
-        await accounts.limiter.enforce(accounts.anonymous.per_ip, ip)  # one budget per IP for both types
         verified = await self.verifier.verify(assertion)
-        now = accounts.clock.now()
-        user = await provision(accounts.db, now, verified.connection, verified.email)
+        user = await provision(accounts.db, accounts.clock.now(), verified.connection, verified.email)
         if user.role not in BUILDERS.roles:
             allowed = ", ".join(role for role in ROLES if role in BUILDERS.roles)
             raise PermissionDenied(
-                f"An agent's key for {user.email} needs one of the roles {allowed}; "
+                f"An agent acting for {user.email} needs them to hold one of the roles {allowed}; "
                 f"{'their role is ' + user.role if user.role else 'they have no role'} in the organisation.",
                 code="role_not_allowed",
             )
+        return verified, user
+
+    async def issue(self, assertion: str, ip: str) -> IssuedKey:
+        accounts = self.accounts
+        await accounts.limiter.enforce(accounts.anonymous.per_ip, ip)  # one budget per IP for both types
+        verified, user = await self.person(assertion)
+        now = accounts.clock.now()
         expires = utc(now + self.ttl)
         metadata = {
             "agent_client_id": verified.client_id[:200],

@@ -26,7 +26,7 @@ from agent_server.timeutil import utc
 
 MAX_REDIRECT_URIS = 5
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
-GRANT_TYPES = ("authorization_code", "refresh_token")
+GRANT_TYPES = ("authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:jwt-bearer")
 LOOPBACK = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 
@@ -73,8 +73,8 @@ class Registration(ClientRegistrationEndpoint):
         if method not in AUTH_METHODS:
             raise InvalidClientMetadataError(f"token_endpoint_auth_method: one of {', '.join(AUTH_METHODS)}.")
         grants = metadata.setdefault("grant_types", ["authorization_code"])
-        if not set(grants) <= set(GRANT_TYPES) or "authorization_code" not in grants:
-            raise InvalidClientMetadataError("grant_types: authorization_code, and refresh_token if wanted.")
+        if not set(grants) <= set(GRANT_TYPES) or not {"authorization_code", GRANT_TYPES[2]} & set(grants):
+            raise InvalidClientMetadataError(f"grant_types: among {', '.join(GRANT_TYPES)}.")
         if set(metadata.setdefault("response_types", ["code"])) != {"code"}:
             raise InvalidClientMetadataError("response_types: code only.")
         metadata["scope"] = " ".join(

@@ -144,6 +144,7 @@ class Server(AuthorizationServer):
         super().__init__(scopes_supported=list(SCOPES))
         self.store, self.resources = store, resources
         self.documents: Any = None  # metadata_documents.MetadataDocuments, set by the service
+        self.identify: Any = None  # AssertedKeys.person: an ID-JAG's verified assertion and person
         self.register_grant(CodeGrant, [S256Only(required=True)])
         self.register_grant(RefreshGrant)
         generator = BearerTokenGenerator(

@@ -3,7 +3,7 @@ call. Built once per app (``oauth_of``); it also teaches ``/v1`` to accept its a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -15,6 +15,7 @@ from agent_server.gateway.service import Gateway
 from agent_server.oauth.access import AccessTokens
 from agent_server.oauth.bridge import JsonOAuthRequest, OAuthRequest, in_thread
 from agent_server.oauth.endpoints import Introspection, Registration, Revocation
+from agent_server.oauth.id_jag_grant import IdJagGrant
 from agent_server.oauth.metadata_documents import MetadataDocuments
 from agent_server.oauth.models import Owner
 from agent_server.oauth.server import ACCESS_PREFIX, Server
@@ -26,6 +27,8 @@ from agent_server.webhooks.url_guard import UrlGuard
 EXTRAS_KEY = "oauth"
 Items = Iterable[tuple[str, str]]
 Answer = tuple[int, Any, list[tuple[str, str]]]
+# An ID-JAG's verified assertion and its person (agent_server/agent_auth/asserted.py: AssertedKeys.person).
+Identify = Callable[[str], Awaitable[tuple[Any, Any]]]
 SCOPE_TEXT = {
     "chat": "send chat and completion requests to the models of your plan, spending your organisation's tokens",
     "embeddings": "create embeddings with your plan's models",
@@ -57,13 +60,15 @@ class OAuthError(Exception):
 
 
 class OAuthService:
-    def __init__(self, services: Services, gateway: Gateway) -> None:
+    def __init__(self, services: Services, gateway: Gateway, identify: Identify) -> None:
         settings = services.settings
         self.issuer = settings.public_base_url.rstrip("/")
         self.store = OAuthStore(services.db, services.clock)
         self.server = Server(self.store, [self.issuer])
         self.server.register_endpoint(Revocation)
         self.server.register_endpoint(Introspection)
+        self.server.register_grant(IdJagGrant)
+        self.server.identify = identify
         self.server.documents = MetadataDocuments(
             UrlGuard.for_mode(settings.sandbox), self.store, services.clock
         )
@@ -167,8 +172,8 @@ def connected_app_view(consent: Any, client: Any) -> dict[str, Any]:
     }
 
 
-def oauth_of(services: Services, gateway: Gateway) -> OAuthService:
+def oauth_of(services: Services, gateway: Gateway, identify: Identify) -> OAuthService:
     extras = services.extras
     if EXTRAS_KEY not in extras:
-        extras[EXTRAS_KEY] = OAuthService(services, gateway)
+        extras[EXTRAS_KEY] = OAuthService(services, gateway, identify)
     return extras[EXTRAS_KEY]

@@ -169,3 +169,35 @@ async def test_a_person_whose_role_manages_no_keys_gets_none(setup: Setup) -> No
     assert connected.status_code == 200, connected.text
     viewer = setup.assertion(email=f"vi-{uuid.uuid4().hex[:6]}@{DOMAIN}")
     assert await setup.refusal(viewer) == (403, "role_not_allowed")
+
+
+async def test_the_token_endpoint_takes_the_same_assertion_as_a_jwt_bearer_grant(setup: Setup) -> None:
+    registration = {
+        "client_name": "Assertion agent",
+        "redirect_uris": ["http://127.0.0.1:9/callback"],
+        "token_endpoint_auth_method": "none",
+        "grant_types": ["urn:ietf:params:oauth:grant-type:jwt-bearer"],
+    }
+    client_id = (await setup.h.client.post("/oauth/register", json=registration)).json()["client_id"]
+
+    async def grant(assertion: str, client: str = client_id) -> httpx.Response:
+        form = {
+            "grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
+            "assertion": assertion,
+            "client_id": client,
+        }
+        return await setup.h.client.post("/oauth/token", data=form)
+
+    assertion = setup.assertion(client_id=client_id)
+    answer = await grant(assertion)
+    assert answer.status_code == 200, answer.text
+    token = answer.json()
+    assert "refresh_token" not in token and token["scope"] == "chat embeddings files models"
+    async with sdk(setup.h, token["access_token"]) as client:
+        assert (await client.models.list()).data
+    replayed = (await grant(assertion)).json()
+    assert replayed["error"] == "invalid_grant" and "assertion_replayed" in replayed["error_description"]
+    other = (await grant(setup.assertion(client_id="https://another-agent.example/"))).json()
+    assert other["error"] == "invalid_grant" and "client_id" in other["error_description"]
+    wrong = (await grant(setup.assertion(client_id=client_id, aud="https://elsewhere.example"))).json()
+    assert wrong["error"] == "invalid_grant" and "assertion_audience_mismatch" in wrong["error_description"]
