@@ -43,6 +43,31 @@ def redirect_problem(uri: Any) -> str | None:
     return f"{uri} is neither https nor http on loopback"
 
 
+TEXT_FIELDS = ("client_name", "scope", "token_endpoint_auth_method", "client_uri", "logo_uri", "tos_uri",
+               "policy_uri", "jwks_uri", "software_id", "software_version")  # fmt: skip
+LIST_FIELDS = ("grant_types", "response_types", "contacts")
+KEPT = (
+    "client_name",
+    "redirect_uris",
+    "token_endpoint_auth_method",
+    "grant_types",
+    "response_types",
+    "scope",
+)
+
+
+def _type_problem(data: dict[str, Any]) -> str | None:
+    """What authlib's metadata checks take for granted: text where text belongs, lists of text."""
+    for name in TEXT_FIELDS:
+        if name in data and (not isinstance(data[name], str) or len(data[name]) > 2000):
+            return f"{name} must be a string of at most 2000 characters"
+    for name in LIST_FIELDS:
+        value = data.get(name, [])
+        if not isinstance(value, list) or len(value) > 10 or not all(isinstance(v, str) for v in value):
+            return f"{name} must be a list of at most 10 strings"
+    return None
+
+
 class Registration(ClientRegistrationEndpoint):
     def __init__(self, server: Any, metadata: dict[str, Any]) -> None:
         super().__init__(server)
@@ -65,10 +90,13 @@ class Registration(ClientRegistrationEndpoint):
         uris = data.get("redirect_uris")
         if not isinstance(uris, list) or not 1 <= len(uris) <= MAX_REDIRECT_URIS:
             raise InvalidClientMetadataError(f"redirect_uris: 1 to {MAX_REDIRECT_URIS} URIs.")
-        problem = next((p for p in map(redirect_problem, uris) if p), None)
+        problem = next((p for p in map(redirect_problem, uris) if p), None) or _type_problem(data)
         if problem:
             raise InvalidClientMetadataError(problem)
-        metadata = super().extract_client_metadata(request)
+        try:
+            metadata = super().extract_client_metadata(request)
+        except (TypeError, ValueError, AttributeError):  # a value authlib's checks cannot read
+            raise InvalidClientMetadataError("The client metadata has a value of the wrong type.") from None
         method = metadata.setdefault("token_endpoint_auth_method", "client_secret_basic")
         if method not in AUTH_METHODS:
             raise InvalidClientMetadataError(f"token_endpoint_auth_method: one of {', '.join(AUTH_METHODS)}.")
@@ -77,6 +105,9 @@ class Registration(ClientRegistrationEndpoint):
             raise InvalidClientMetadataError(f"grant_types: among {', '.join(GRANT_TYPES)}.")
         if set(metadata.setdefault("response_types", ["code"])) != {"code"}:
             raise InvalidClientMetadataError("response_types: code only.")
+        metadata = {
+            name: metadata[name] for name in KEPT if name in metadata
+        }  # the answer shows what is kept
         metadata["scope"] = " ".join(
             s for s in (metadata.get("scope") or " ".join(SCOPES)).split() if s in SCOPES
         )

@@ -135,6 +135,9 @@ async def test_registration_refuses_what_a_client_may_not_declare(dash: Dash) ->
         {"grant_types": ["client_credentials"]},
         {"response_types": ["token"]},
         {"scope": "chat admin"},  # never admin
+        {"scope": 5},  # values of the wrong type are refused, not a server error
+        {"client_name": ["x"]},
+        {"grant_types": "authorization_code"},
     ):
         answer = await register(dash, **metadata)
         assert answer.status_code == 400 and answer.json()["error"] == "invalid_client_metadata", metadata
