@@ -145,7 +145,9 @@ def agents_md(
         f"`{base}/oauth/authorize` (the person signs in and consents in the dashboard), tokens at "
         f"`POST {base}/oauth/token` with `resource={base}`; the access token works on `/v1` like an API key "
         "(scopes chat, embeddings, files, models within the plan's; 15 minutes), the refresh token is "
-        f"rotated on each use; `POST {base}/oauth/revoke` revokes.",
+        f"rotated on each use; `POST {base}/oauth/revoke` revokes. A client id may instead be the https URL "
+        "of a Client ID Metadata Document. An agent holding an ID-JAG may also use it at the token "
+        "endpoint as a JWT-bearer grant (`grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`).",
         f"- Registration for people: `GET {base}{REGISTER_PATH}` describes it.",
         "",
         "## Errors",
