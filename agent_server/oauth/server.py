@@ -86,7 +86,8 @@ class CodeGrant(AuthorizationCodeGrant):
             user_id=owner.user_id,
             tenant_id=owner.tenant_id,
             redirect_uri=request.payload.redirect_uri or request.client.get_default_redirect_uri() or "",
-            scope=request.client.get_allowed_scope(request.payload.scope or "") or "",
+            # what the consent page showed: the scopes asked for (default: the client's), the client's only
+            scope=request.client.get_allowed_scope(request.payload.scope or request.client.row.scope),
             resource=_resource(self.server, request),
             code_challenge=request.payload.data["code_challenge"],
             created_at=None,  # type: ignore[arg-type]  # set by the store

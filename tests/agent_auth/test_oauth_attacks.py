@@ -209,3 +209,9 @@ async def test_connected_apps_lists_and_disconnects_at_once(party: Party) -> Non
         await party.client.refresh_token(TOKEN_URL, refresh_token=token["refresh_token"])
     asked = await consent(party.browser, authorization(party.client).url, decision="deny")
     assert query_of(asked.headers["location"])["error"] == "access_denied"  # asked again, not remembered
+
+
+async def test_without_a_scope_the_client_gets_what_the_consent_page_showed(party: Party) -> None:
+    location, verifier = await party.code(scope="")
+    token = await party.client.fetch_token(TOKEN_URL, authorization_response=location, code_verifier=verifier)
+    assert token["scope"] == "chat models"  # the client's registered scopes, as the page listed them
