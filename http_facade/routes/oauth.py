@@ -9,8 +9,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
+from pydantic import BaseModel
 
-from agent_server.errors import ValidationFailed
 from agent_server.oauth.service import Answer, OAuthError, OAuthService
 from agent_server.ratelimit import Policy
 from http_facade.deps import client_ip
@@ -20,6 +20,27 @@ router = APIRouter(tags=["auth"])
 CONSENT_PAGE = "/app/oauth/consent"
 REGISTER_PER_IP = Policy("oauth-register", 20, 3600)
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+class OAuthErrorBody(BaseModel):
+    """OAuth's own error answer (RFC 6749 section 5.2), which its clients read."""
+
+    error: str
+    error_description: str | None = None
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": OAuthErrorBody, "description": "An OAuth error (invalid_request, invalid_grant, …)."},
+    401: {"model": OAuthErrorBody, "description": "The client did not authenticate (invalid_client)."},
+}
+REDIRECTS: dict[int | str, dict[str, Any]] = {
+    302: {"description": "Back to the client's redirect URI with an error."},
+    303: {"description": "On to the consent page."},
+}
+
+
+def refused(description: str) -> JSONResponse:
+    return JSONResponse({"error": "invalid_request", "error_description": description}, 400, headers=NO_STORE)
 
 
 def service(request: Request) -> OAuthService:
@@ -35,7 +56,11 @@ def answer(result: Answer) -> Response:
     return JSONResponse(body, status_code=status, headers=merged)
 
 
-@router.get(oauth.AUTHORIZE_PATH, summary="OAuth authorization endpoint: on to the consent page")
+@router.get(
+    oauth.AUTHORIZE_PATH,
+    summary="OAuth authorization endpoint: on to the consent page",
+    responses={**REDIRECTS, **ERRORS},
+)
 async def authorize(request: Request) -> Response:
     query = list(request.query_params.multi_items())
     try:
@@ -45,39 +70,61 @@ async def authorize(request: Request) -> Response:
     return RedirectResponse(f"{CONSENT_PAGE}?{request.url.query}", status_code=303)
 
 
-async def _form(request: Request) -> list[tuple[str, str]]:
+NOT_A_FORM = "Send the parameters as application/x-www-form-urlencoded."
+
+
+async def _form(request: Request) -> list[tuple[str, str]] | None:
+    """The form's fields; None when the body is no URL-encoded form (OAuth's endpoints take one)."""
     if not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        raise ValidationFailed(
-            "Send the parameters as application/x-www-form-urlencoded.", code="invalid_content_type"
-        )
+        return None
     form = await request.form()
     return [(name, value) for name, value in form.multi_items() if isinstance(value, str)]
 
 
-@router.post(oauth.TOKEN_PATH, summary="OAuth token endpoint: authorization code (PKCE S256) and refresh")
+@router.post(
+    oauth.TOKEN_PATH,
+    summary="OAuth token endpoint: authorization code (PKCE S256), refresh, JWT-bearer (an ID-JAG)",
+    responses=ERRORS,
+)
 async def token(request: Request) -> Response:
-    return answer(await service(request).token(str(request.url), request.headers, await _form(request)))
-
-
-@router.post(oauth.INTROSPECT_PATH, summary="OAuth token introspection (RFC 7662), for confidential clients")
-async def introspect(request: Request) -> Response:
-    return answer(await service(request).introspect(str(request.url), request.headers, await _form(request)))
-
-
-@router.post(oauth.REVOKE_PATH, summary="OAuth token revocation (RFC 7009)")
-async def revoke(request: Request) -> Response:
-    return answer(await service(request).revoke(str(request.url), request.headers, await _form(request)))
+    form = await _form(request)
+    if form is None:
+        return refused(NOT_A_FORM)
+    return answer(await service(request).token(str(request.url), request.headers, form))
 
 
 @router.post(
-    oauth.CLIENT_REGISTRATION_PATH, status_code=201, summary="OAuth dynamic client registration (RFC 7591)"
+    oauth.INTROSPECT_PATH,
+    summary="OAuth token introspection (RFC 7662), for confidential clients",
+    responses=ERRORS,
+)
+async def introspect(request: Request) -> Response:
+    form = await _form(request)
+    if form is None:
+        return refused(NOT_A_FORM)
+    return answer(await service(request).introspect(str(request.url), request.headers, form))
+
+
+@router.post(oauth.REVOKE_PATH, summary="OAuth token revocation (RFC 7009)", responses=ERRORS)
+async def revoke(request: Request) -> Response:
+    form = await _form(request)
+    if form is None:
+        return refused(NOT_A_FORM)
+    return answer(await service(request).revoke(str(request.url), request.headers, form))
+
+
+@router.post(
+    oauth.CLIENT_REGISTRATION_PATH,
+    status_code=201,
+    summary="OAuth dynamic client registration (RFC 7591)",
+    responses={400: {"model": OAuthErrorBody, "description": "invalid_client_metadata, invalid_request."}},
 )
 async def register(request: Request) -> Response:
     await request.app.state.accounts.limiter.enforce(REGISTER_PER_IP, client_ip(request))
     try:
         data: Any = await request.json()
     except ValueError:
-        raise ValidationFailed("The body is not JSON.", code="invalid_json") from None
+        return refused("The body is not JSON.")
     if not isinstance(data, dict):
         data = {}
     return answer(await service(request).register(str(request.url), request.headers, data))
