@@ -29,9 +29,20 @@ class OAuthErrorBody(BaseModel):
     error_description: str | None = None
 
 
+def _oauth_or_site(description: str) -> dict[str, Any]:
+    """OAuth's error shape, or the site envelope of a refusal made before the route (a bad
+    ``API-Version``, a body over the limit)."""
+    oauth_error = OAuthErrorBody.model_json_schema()
+    site_error = {"$ref": "#/components/schemas/SiteError"}
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"anyOf": [oauth_error, site_error]}}},
+    }
+
+
 ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": OAuthErrorBody, "description": "An OAuth error (invalid_request, invalid_grant, …)."},
-    401: {"model": OAuthErrorBody, "description": "The client did not authenticate (invalid_client)."},
+    400: _oauth_or_site("An OAuth error (invalid_request, invalid_grant, …)."),
+    401: _oauth_or_site("The client did not authenticate (invalid_client)."),
 }
 REDIRECTS: dict[int | str, dict[str, Any]] = {
     302: {"description": "Back to the client's redirect URI with an error."},
@@ -117,7 +128,7 @@ async def revoke(request: Request) -> Response:
     oauth.CLIENT_REGISTRATION_PATH,
     status_code=201,
     summary="OAuth dynamic client registration (RFC 7591)",
-    responses={400: {"model": OAuthErrorBody, "description": "invalid_client_metadata, invalid_request."}},
+    responses={400: _oauth_or_site("invalid_client_metadata, invalid_request.")},
 )
 async def register(request: Request) -> Response:
     await request.app.state.accounts.limiter.enforce(REGISTER_PER_IP, client_ip(request))
