@@ -26,6 +26,7 @@ from tests.agent_auth.oauth_world import (
     register,
 )
 from tests.conftest import BASE_URL
+from tests.gateway.conftest import PASSWORD
 from tests.pages.dashboard import Dash, dashboard_world, post_form
 
 
@@ -215,3 +216,25 @@ async def test_without_a_scope_the_client_gets_what_the_consent_page_showed(part
     location, verifier = await party.code(scope="")
     token = await party.client.fetch_token(TOKEN_URL, authorization_response=location, code_verifier=verifier)
     assert token["scope"] == "chat models"  # the client's registered scopes, as the page listed them
+
+
+async def test_a_person_not_signed_in_signs_in_first_and_comes_back_to_the_consent(dash: Dash) -> None:
+    person = await dash.person("starter")
+    client = oauth_client(dash, (await register(dash)).json()["client_id"])
+    asked = authorization(client)
+    browser = dash.browser()
+    to_consent = await browser.get(asked.url.removeprefix(BASE_URL))
+    to_login = await browser.get(to_consent.headers["location"])
+    assert to_login.status_code == 303 and to_login.headers["location"].startswith("/app/login?next=")
+    login_page = to_login.headers["location"]
+    signed = await post_form(
+        browser,
+        login_page,
+        "/app/login",
+        email=person.email,
+        password=PASSWORD,
+        next=query_of(login_page)["next"],
+    )
+    assert signed.status_code == 303 and signed.headers["location"] == to_consent.headers["location"]
+    shown = await browser.get(signed.headers["location"])
+    assert shown.status_code == 200 and "consent-form" in shown.text
