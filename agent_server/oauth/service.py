@@ -69,9 +69,9 @@ class OAuthService:
         self.server.register_endpoint(Introspection)
         self.server.register_grant(IdJagGrant)
         self.server.identify = identify
-        self.server.documents = MetadataDocuments(
-            UrlGuard.for_mode(settings.sandbox), self.store, services.clock
-        )
+        # The webhooks' guard, with the same resolvers (AGENTGATE_DNS_NAMESERVERS when set).
+        guard = UrlGuard.for_mode(settings.sandbox, nameservers=settings.dns_nameservers)
+        self.server.documents = MetadataDocuments(guard, self.store, services.clock)
         self.registration = Registration(
             self.server, {"scopes_supported": list(self.server.scopes_supported)}
         )
