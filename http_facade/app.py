@@ -18,6 +18,7 @@ from agent_server.deployment import check_deployment
 from agent_server.gateway.response_cache import ResponseCache
 from agent_server.gateway.service import Gateway
 from agent_server.mcp import build_mcp_server
+from agent_server.mcp_tenant import TenantTools
 from agent_server.metrics import Metrics
 from agent_server.oauth.service import oauth_of
 from agent_server.reminders.job import VersionReminders
@@ -51,10 +52,11 @@ from http_facade.routes.admin_connectors import install_connectors
 from http_facade.routes.admin_routers import ADMIN_ROUTERS, AuditMiddleware, admin_running
 from http_facade.routes.billing_routers import install_billing
 from http_facade.routes.internal_rpc import install_internal_rpc
+from http_facade.routes.mcp_callers import MCPCallers
 from http_facade.routes.mcp_fast import fast_path as mcp_fast_path
 from http_facade.routes.site_chat import chat_router
 from http_facade.routes.site_routers import SITE_ROUTERS
-from tools import build_registry
+from tools import build_registry, build_tenant_registry
 from wellknown.mcp import MCP_PATH, mcp_manifest
 
 API_VERSION = "2026-05-18"
@@ -86,6 +88,8 @@ def create_app(
     )
     # MCP and /api/tools/call serve anonymous callers: their model calls spend the site's budget.
     mcp_server = build_mcp_server(registry, site.services)
+    services.extras["gateway"] = gateway  # the tenant's MCP tools call it (tools/tenant.py)
+    mcp_server.tenant = TenantTools(build_tenant_registry(settings), services)
     managers = mcp_routes.session_managers(mcp_server, settings)
     company = services.knowledge.pack.company
 
@@ -150,6 +154,7 @@ def create_app(
         lambda: mcp_manifest(registry, settings, company.name, company.tagline, website=company.website),
         mcp_routes.HostGuard(mcp_routes.transport_security(settings)),
         fast_path=mcp_fast_path(mcp_server, settings),  # hot requests skip the SDK's transport
+        callers=MCPCallers(oauth_server.tokens.caller, mcp_server.tenant, settings.public_base_url),
     )
     # Routes are matched in order: the tenant gateway, the busiest, comes first.
     cached = app.state.response_cache is not None

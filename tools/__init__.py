@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_server.registry import Registry
 from agent_server.settings import Settings
-from tools import ask, catalogue, faq, weather
+from tools import ask, catalogue, faq, tenant, weather
 
 
 def build_registry(settings: Settings) -> Registry:
@@ -19,4 +19,13 @@ def build_registry(settings: Settings) -> Registry:
     registry.add_tool(weather.get_weather)
     registry.add_tool(catalogue.get_company_info)
     resources.register(registry)
+    return registry
+
+
+def build_tenant_registry(settings: Settings) -> Registry:
+    """The tools that answer for the organisation of an OAuth access token, each behind a scope:
+    served on /api/mcp.php to such callers only (docs/oauth.md), never on the public projections."""
+    registry = Registry(default_timeout=settings.tool_timeout_seconds)
+    for fn in tenant.TENANT_TOOLS:
+        registry.add_tool(fn)
     return registry

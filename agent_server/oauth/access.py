@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from agent_server.accounts.roles import BUILDERS
 from agent_server.clock import Clock
+from agent_server.context import Principal
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.plans import PlanCatalog
 from agent_server.gateway.tables import Tenant, User, unix
@@ -36,30 +37,41 @@ class AccessTokens:
             ttl,
             negotiated_limit,
         )
-        self._cache: dict[str, tuple[KeyPrincipal | None, float]] = {}
+        # token digest -> (the /v1 principal, the MCP caller, until when the answer is trusted)
+        self._cache: dict[str, tuple[KeyPrincipal | None, Principal | None, float]] = {}
 
     def forget(self) -> None:
         """Drop every cached answer (a revocation made here)."""
         self._cache.clear()
 
     async def principal(self, token: str) -> KeyPrincipal | None:
-        key, now = digest(token), self.clock.now()
-        cached = self._cache.get(key)
-        if cached is not None and cached[1] > now:
-            found = cached[0]
-        else:
-            found = await self._load(token)
-            if len(self._cache) > 10_000:
-                self._cache.clear()
-            self._cache[key] = (found, now + self.ttl)
-        if found is None or (found.expires_at is not None and now >= found.expires_at):
-            return None
+        """The token as ``/v1`` uses it: a key of the organisation, with the token's scopes in the plan's."""
+        found, _ = await self._lookup(token)
         return found
 
-    async def _load(self, token: str) -> KeyPrincipal | None:
+    async def caller(self, token: str) -> Principal | None:
+        """The token as the MCP endpoint uses it: the person, the organisation and every scope it holds."""
+        _, caller = await self._lookup(token)
+        return caller
+
+    async def _lookup(self, token: str) -> tuple[KeyPrincipal | None, Principal | None]:
+        key, now = digest(token), self.clock.now()
+        cached = self._cache.get(key)
+        if cached is not None and cached[2] > now:
+            found, caller = cached[0], cached[1]
+        else:
+            found, caller = await self._load(token)
+            if len(self._cache) > 10_000:
+                self._cache.clear()
+            self._cache[key] = (found, caller, now + self.ttl)
+        if found is None or (found.expires_at is not None and now >= found.expires_at):
+            return None, None
+        return found, caller
+
+    async def _load(self, token: str) -> tuple[KeyPrincipal | None, Principal | None]:
         row = await self.store.access(token)
         if row is None or row.resource != self.resource:  # a token for another resource is refused
-            return None
+            return None, None
         async with self.store.db.session() as session:
             tenant = await session.get(Tenant, row.tenant_id)
             person = await session.get(User, row.user_id)
@@ -71,14 +83,17 @@ class AccessTokens:
             or person.tenant_id != row.tenant_id
             or person.role not in BUILDERS.roles
         ):
-            return None
+            return None, None
         plan = self.catalog.get(tenant.plan_id)
-        return KeyPrincipal(
+        scopes = frozenset(row.scope.split())
+        caller = Principal(subject=row.user_id, scopes=scopes, tenant_id=row.tenant_id)
+        key = KeyPrincipal(
             key_id=row.id,
             tenant_id=row.tenant_id,
-            scopes=frozenset(row.scope.split()) & plan.scopes,
+            scopes=scopes & plan.scopes,
             environment=self.environment,
             plan=plan,
             rate_limit=plan.limit_for(tenant.rate_limit_per_minute, self.negotiated_limit),
             expires_at=unix(row.access_expires_at),
         )
+        return key, caller

@@ -22,7 +22,8 @@ from agent_server.oauth.store import ACCESS_SECONDS, Issued, OAuthStore
 from agent_server.oauth.tables import OAuthCode
 
 ACCESS_PREFIX, REFRESH_PREFIX = "oat_", "ort_"
-SCOPES = ("chat", "embeddings", "files", "models")  # what a client may ask for; never admin
+# What a client may ask for: the gateway's scopes (never admin), and those of the tenant's MCP tools.
+SCOPES = ("chat", "embeddings", "files", "models", "usage:read", "keys:read", "keys:write", "logs:read")
 
 
 class InvalidTarget(OAuth2Error):

@@ -34,6 +34,10 @@ SCOPE_TEXT = {
     "embeddings": "create embeddings with your plan's models",
     "files": "upload and read files",
     "models": "list the models your organisation may use",
+    "usage:read": "read your organisation's usage and spend",
+    "keys:read": "list your organisation's API keys (never their secrets)",
+    "keys:write": "create API keys for your organisation, with scopes it holds itself",
+    "logs:read": "read your organisation's request log",
 }
 
 

@@ -35,12 +35,12 @@ async def register(dash: Dash, **metadata: Any) -> httpx.Response:
         return await client.post("/oauth/register", json=body)
 
 
-def oauth_client(dash: Dash, client_id: str, **options: Any) -> AsyncOAuth2Client:
+def oauth_client(dash: Dash, client_id: str, scope: str = "chat models", **options: Any) -> AsyncOAuth2Client:
     return AsyncOAuth2Client(
         client_id=client_id,
         token_endpoint_auth_method="none",
         redirect_uri=REDIRECT,
-        scope="chat models",
+        scope=scope,
         code_challenge_method="S256",
         transport=httpx2.ASGITransport(dash.app),  # authlib's httpx integration is on httpx2
         **options,

@@ -192,7 +192,7 @@ async def test_the_token_endpoint_takes_the_same_assertion_as_a_jwt_bearer_grant
     answer = await grant(assertion)
     assert answer.status_code == 200, answer.text
     token = answer.json()
-    assert "refresh_token" not in token and token["scope"] == "chat embeddings files models"
+    assert "refresh_token" not in token and token["scope"].startswith("chat embeddings files models")
     async with sdk(setup.h, token["access_token"]) as client:
         assert (await client.models.list()).data
     replayed = (await grant(assertion)).json()
