@@ -147,7 +147,11 @@ def agents_md(
         "(scopes chat, embeddings, files, models within the plan's; 15 minutes), the refresh token is "
         f"rotated on each use; `POST {base}/oauth/revoke` revokes. A client id may instead be the https URL "
         "of a Client ID Metadata Document. An agent holding an ID-JAG may also use it at the token "
-        "endpoint as a JWT-bearer grant (`grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`).",
+        "endpoint as a JWT-bearer grant (`grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`). "
+        f"The same token on `{base}/api/mcp.php` adds the organisation's own tools to the public ones, each "
+        "behind a scope: get_usage_this_month (usage:read), list_api_keys (keys:read), create_api_key "
+        "(keys:write), get_recent_requests (logs:read); calling one without a token answers 401 with the "
+        "scope to ask for.",
         f"- Registration for people: `GET {base}{REGISTER_PATH}` describes it.",
         "",
         "## Errors",
