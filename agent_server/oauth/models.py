@@ -11,6 +11,9 @@ from authlib.oauth2.rfc6749.util import list_to_scope, scope_to_list
 
 from agent_server.oauth.tables import OAuthClient, OAuthCode, OAuthToken
 
+# What a client may ask for: the gateway's scopes (never admin), and those of the tenant's MCP tools.
+SCOPES = ("chat", "embeddings", "files", "models", "usage:read", "keys:read", "keys:write", "logs:read")
+
 
 def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
@@ -39,8 +42,10 @@ class Client(ClientMixin):
         return uris[0] if len(uris) == 1 else None  # with several, the request must name one
 
     def get_allowed_scope(self, scope: str) -> str:
-        allowed = set(scope_to_list(self.row.scope))
-        return list_to_scope([s for s in scope_to_list(scope) if s in allowed]) if scope else ""
+        """The scopes asked for that this server knows; the registered ``scope`` is the default when
+        a request names none. The person's consent, not the registration, decides what an app gets,
+        so an app may ask for more later (the MCP step-up after a 403 ``insufficient_scope``)."""
+        return list_to_scope([s for s in scope_to_list(scope) if s in SCOPES]) if scope else ""
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
         return redirect_uri in self.row.redirect_uris  # exact match, as OAuth 2.1 requires

@@ -17,13 +17,12 @@ from authlib.oauth2.rfc6750 import BearerTokenGenerator
 from authlib.oauth2.rfc7636 import CodeChallenge
 
 from agent_server.oauth.bridge import run
-from agent_server.oauth.models import Client, Code, Owner, Token
+from agent_server.oauth.models import SCOPES, Client, Code, Owner, Token
 from agent_server.oauth.store import ACCESS_SECONDS, Issued, OAuthStore
 from agent_server.oauth.tables import OAuthCode
 
 ACCESS_PREFIX, REFRESH_PREFIX = "oat_", "ort_"
-# What a client may ask for: the gateway's scopes (never admin), and those of the tenant's MCP tools.
-SCOPES = ("chat", "embeddings", "files", "models", "usage:read", "keys:read", "keys:write", "logs:read")
+__all__ = ["SCOPES", "Server"]
 
 
 class InvalidTarget(OAuth2Error):

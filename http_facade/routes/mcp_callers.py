@@ -4,6 +4,8 @@ token (``Authorization: Bearer oat_…``), whose organisation's tools it then se
 - No token: public, as always; but calling a tenant tool without one is HTTP 401 with the RFC 9728
   challenge naming the scope it needs, which is what starts an MCP client's OAuth flow.
 - A token that is not live (expired, revoked, for another resource, its person gone): HTTP 401.
+- A live token calling a tenant tool whose scope it lacks: HTTP 403 ``insufficient_scope`` naming
+  the scope, so the client can ask the person for more (a step-up).
 - A live token: the caller, for the SDK's handlers (``CALLER``); such requests skip the fast path
   and the stateful sessions, so each request is answered for the token it carries.
 """
@@ -63,6 +65,12 @@ class MCPCallers:
             if caller is None:
                 await self._unauthorized(send, "The access token is not valid (expired, revoked or unknown).")
                 return Decision(None, receive, refused=True)
+            body, receive = await read_body(receive)
+            name = _tool_called(body)
+            needed = self.tenant.scope_of(name) if name is not None else None
+            if needed and needed not in caller.scopes:  # RFC 6750 3.1: the client may ask for more
+                await self._unauthorized(send, f"The tool {name} needs the scope {needed}.", needed, 403)
+                return Decision(None, receive, refused=True)
             return Decision(caller, receive)
         body, receive = await read_body(receive)
         name = _tool_called(body)
@@ -74,8 +82,12 @@ class MCPCallers:
             return Decision(None, receive, refused=True)
         return Decision(None, receive)
 
-    async def _unauthorized(self, send: Send, message: str, scope: str | None = None) -> None:
+    async def _unauthorized(
+        self, send: Send, message: str, scope: str | None = None, status: int = 401
+    ) -> None:
         challenge = self.challenge + (f', scope="{scope}"' if scope else "")
+        if status == 403:
+            challenge = challenge.replace('error="invalid_token"', 'error="insufficient_scope"')
         body = json.dumps(
             {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}
         ).encode()
@@ -84,5 +96,5 @@ class MCPCallers:
             (b"content-length", str(len(body)).encode()),
             (b"www-authenticate", challenge.encode()),
         ]
-        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
