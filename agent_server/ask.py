@@ -8,10 +8,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agent_server.errors import NotFound
-from agent_server.knowledge import Hit, Knowledge
+from agent_server.foundation.errors import NotFound
+from agent_server.knowledge.search import Hit, Knowledge
+from agent_server.knowledge.weather import WeatherProvider, WeatherReport
 from agent_server.llm.types import ChatMessage, ChatRequest, LLMBackend
-from agent_server.weather import WeatherProvider, WeatherReport
 
 # BM25 scores (SQLite FTS5) are unbounded; the best FAQ entry answers on its own above this score
 # (one rare word alone scores up to about 6, a question worded like an entry's own usually 7 to 25)...

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agent_server.gateway.grants import entry_problem, is_pattern
+from agent_server.llm.grants import entry_problem, is_pattern
 
 
 class Strict(BaseModel):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent_server.services import Services
+    from agent_server.capabilities.services import Services
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 
 log = logging.getLogger("agentgate.deployment")
 SHARED_SECRETS = {

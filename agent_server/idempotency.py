@@ -27,11 +27,11 @@ from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col
 
-from agent_server.clock import Clock
-from agent_server.errors import Conflict, IdempotencyConflict, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, IdempotencyConflict, ValidationFailed
+from agent_server.foundation.timeutil import utc
 from agent_server.storage.db import Database
 from agent_server.storage.records import IdempotencyRecord
-from agent_server.timeutil import utc
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotency-Replayed"

@@ -2,7 +2,7 @@
 deliveries and mail.
 
 They are plain dictionaries, written by one event loop: counting costs a dictionary update, and
-the Prometheus exposition reads them (with the HTTP series of ``agent_server/metrics.py`` and the
+the Prometheus exposition reads them (with the HTTP series of ``agent_server/observability/metrics.py`` and the
 counts the other worker processes shared). Label values come from configuration (backends,
 endpoints) or a fixed set (outcomes, token kinds), except models, which are capped like the HTTP
 series.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any
 
-from agent_server.metrics import BUCKETS, OVERFLOW_MODEL
+from agent_server.observability.metrics import BUCKETS, OVERFLOW_MODEL
 
 MAX_MODELS = 1000
 

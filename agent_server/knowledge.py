@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agent_server.content import ContentPack
+from agent_server.knowledge.pack import ContentPack
 
 # Lucene's English stop words (the list bm25s used): dropped from passages and queries alike, so
 # "what is the ..." does not match every passage and document lengths count only content words.

@@ -16,9 +16,9 @@ import logging.config
 import time
 from typing import Any
 
-from agent_server import telemetry
-from agent_server.request_context import REQUEST_ID
-from agent_server.settings import Settings
+from agent_server.foundation.request_context import REQUEST_ID
+from agent_server.foundation.settings import Settings
+from agent_server.observability import telemetry
 
 ACCESS_LOGGER = "agentgate.access"
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"

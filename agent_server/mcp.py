@@ -3,7 +3,7 @@
 The SDK speaks the protocol (JSON-RPC, negotiation, transports); the registry answers. Every
 ``tools/call`` goes through ``Registry.invoke``, the same path as ``/api/tools/call``. Two low-level
 servers share these handlers: the stateless one (``_lowlevel_server``, the default) and the one of
-stateful sessions (``mcp_sessions.py``), which adds what needs a session; each declares exactly the
+stateful sessions (``sessions.py``), which adds what needs a session; each declares exactly the
 capabilities it serves.
 """
 
@@ -41,11 +41,13 @@ from mcp.types import ResourceTemplate as MCPResourceTemplate
 from mcp.types import Tool as MCPTool
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from agent_server import mcp_exchange as exchange
-from agent_server.context import ToolContext
-from agent_server.errors import AgentError, NotFound, ValidationFailed
-from agent_server.mcp_bus import build_bus
-from agent_server.mcp_projection import (
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import Registry, ToolSpec
+from agent_server.capabilities.services import Services
+from agent_server.foundation.errors import AgentError, NotFound, ValidationFailed
+from agent_server.mcp import exchange
+from agent_server.mcp.bus import build_bus
+from agent_server.mcp.projection import (
     completion,
     error_result,
     mcp_prompts,
@@ -56,11 +58,9 @@ from agent_server.mcp_projection import (
     resource_contents,
     tool_result,
 )
-from agent_server.mcp_sessions import SessionHub, sessions_server
+from agent_server.mcp.sessions import SessionHub, sessions_server
+from agent_server.mcp.watch import ContentWatch
 from agent_server.mcp_tenant import TenantTools
-from agent_server.mcp_watch import ContentWatch
-from agent_server.registry import Registry, ToolSpec
-from agent_server.services import Services
 
 __all__ = [
     "MCP_PROTOCOL_VERSION",

@@ -2,7 +2,7 @@
 
 Both buses implement the SDK's ``SubscriptionBus`` (``publish`` and ``subscribe``): the SDK's
 ``subscriptions/listen`` streams (2026-07-28) and our ``resources/subscribe`` sessions
-(``mcp_sessions.py``) listen on the same bus. With Redis every process, the publisher included, hears
+(``sessions.py``) listen on the same bus. With Redis every process, the publisher included, hears
 an event from the channel once; if Redis cannot take it, the event still reaches this process.
 """
 
@@ -24,7 +24,7 @@ from mcp.shared.subscriptions import (
     ToolsListChanged,
 )
 
-from agent_server.services import Services
+from agent_server.capabilities.services import Services
 from agent_server.storage.kv import KVUnavailable, RedisKV
 
 log = logging.getLogger("agentgate.mcp")

@@ -3,7 +3,7 @@
 The SDK serves each stateless POST with a fresh transport, a task in its task group, memory streams,
 a dispatcher and a request context: several times the cost of the call itself. For the hot methods
 (``tools/list``, ``tools/call``, ``resources/read`` and, in the handshake eras, ``ping``) of a plain
-request (``mcp_fast_request.py`` decides which) this module calls the MCP server's own methods
+request (``fast_request.py`` decides which) this module calls the MCP server's own methods
 directly: ``RegistryMCPServer.call_tool`` (``Registry.invoke``, the one call path, and MCP's mapping of
 its errors) and ``read_resource``, with no SDK request context, as a plain request asks for no progress
 or log notifications.
@@ -40,9 +40,9 @@ from mcp_types import methods as mcp_methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
-from agent_server.mcp import RegistryMCPServer
-from agent_server.mcp_exchange import MCPAnswer
-from agent_server.mcp_fast_request import HotRequest, hot_request
+from agent_server.mcp.exchange import MCPAnswer
+from agent_server.mcp.fast_request import HotRequest, hot_request
+from agent_server.mcp.server import RegistryMCPServer
 
 log = logging.getLogger("agentgate.mcp")
 JSON = b"application/json"

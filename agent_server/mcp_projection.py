@@ -26,11 +26,11 @@ from mcp.types import ResourceTemplate as MCPResourceTemplate
 from mcp.types import Tool as MCPTool
 from pydantic import BaseModel
 
-from agent_server.context import ToolContext
-from agent_server.errors import AgentError, site_envelope
-from agent_server.mcp_exchange import MCPAnswer
-from agent_server.projections import annotations
-from agent_server.registry import Choices, PromptSpec, Registry, ResourceSpec, TemplateSpec
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.projections import annotations
+from agent_server.capabilities.registry import Choices, PromptSpec, Registry, ResourceSpec, TemplateSpec
+from agent_server.foundation.errors import AgentError, site_envelope
+from agent_server.mcp.exchange import MCPAnswer
 
 # The spec caps completion/complete at 100 values per answer.
 MAX_COMPLETIONS = 100

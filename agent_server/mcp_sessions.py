@@ -29,8 +29,8 @@ from mcp.types import (
     UnsubscribeRequestParams,
 )
 
-from agent_server.mcp_exchange import LOG_LEVEL_KEY, connection_of
-from agent_server.registry import Registry
+from agent_server.capabilities.registry import Registry
+from agent_server.mcp.exchange import LOG_LEVEL_KEY, connection_of
 
 log = logging.getLogger("agentgate.mcp")
 SUBSCRIPTIONS_KEY = "agentgate.subscriptions"  # in Connection.state: the URIs a session follows

@@ -14,11 +14,11 @@ from typing import Any
 
 from mcp.types import Tool as MCPTool
 
-from agent_server.context import ANONYMOUS, Principal, ToolContext
-from agent_server.errors import NotFound
-from agent_server.mcp_projection import mcp_tools
-from agent_server.registry import Registry
-from agent_server.services import Services
+from agent_server.capabilities.context import ANONYMOUS, Principal, ToolContext
+from agent_server.capabilities.registry import Registry
+from agent_server.capabilities.services import Services
+from agent_server.foundation.errors import NotFound
+from agent_server.mcp.projection import mcp_tools
 
 CALLER: ContextVar[Principal] = ContextVar("mcp_caller", default=ANONYMOUS)
 

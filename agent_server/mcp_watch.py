@@ -21,10 +21,10 @@ import anyio
 from mcp.server.subscriptions import SubscriptionBus
 from mcp.shared.subscriptions import ResourceUpdated
 
-from agent_server.content import ContentError
-from agent_server.context import ToolContext
-from agent_server.registry import Registry
-from agent_server.services import Services, shipped_content_dir
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import Registry
+from agent_server.capabilities.services import Services
+from agent_server.knowledge.pack import ContentError, shipped_content_dir
 from agent_server.storage.kv import KVUnavailable
 
 log = logging.getLogger("agentgate.mcp")

@@ -6,7 +6,7 @@ percentiles are read from fixed buckets (linear interpolation inside a bucket), 
 ``bisect`` per request and a few hundred bytes per series.
 
 These counts are the process's own: ``/metrics/`` shows them as they are, and the Prometheus
-exposition adds those every other worker process shared (``agent_server/metrics_share.py``), so a
+exposition adds those every other worker process shared (``agent_server/observability/metrics_share.py``), so a
 request costs no more than this in-process count.
 """
 

@@ -34,8 +34,8 @@ from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from agent_server.instruments import INSTRUMENTS
-from agent_server.metrics import Metrics
+from agent_server.observability.instruments import INSTRUMENTS
+from agent_server.observability.metrics import Metrics
 
 log = logging.getLogger("agentgate.metrics")
 State = dict[str, Any]

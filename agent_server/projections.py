@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from agent_server.registry import Registry, ResourceSpec, ToolSpec
+from agent_server.capabilities.registry import Registry, ResourceSpec, ToolSpec
 
 Dialect = Literal["openai", "anthropic", "gemini"]
 DIALECTS: tuple[Dialect, ...] = ("openai", "anthropic", "gemini")

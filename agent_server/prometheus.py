@@ -15,7 +15,7 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import Metric
 from prometheus_client.utils import floatToGoString
 
-from agent_server.metrics import BUCKETS, RATE_LIMITED, UPSTREAM_ERRORS
+from agent_server.observability.metrics import BUCKETS, RATE_LIMITED, UPSTREAM_ERRORS
 
 HTTP_LABELS = ["method", "route", "model"]
 _LE = [*(floatToGoString(b) for b in BUCKETS), "+Inf"]

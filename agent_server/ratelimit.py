@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 from weakref import WeakKeyDictionary
 
-from agent_server.clock import Clock
-from agent_server.errors import RateLimited, Unavailable
-from agent_server.retry_guidance import SITE_RESET, after_rate_limit
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import RateLimited, Unavailable
+from agent_server.policies.retry_guidance import SITE_RESET, after_rate_limit
 from agent_server.storage.kv import KV, KVUnavailable, RedisKV
 
 log = logging.getLogger("agentgate.ratelimit")

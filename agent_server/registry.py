@@ -21,8 +21,8 @@ from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from agent_server.context import ToolContext
-from agent_server.errors import AgentError, NotFound, PermissionDenied, TimedOut, ValidationFailed
+from agent_server.capabilities.context import ToolContext
+from agent_server.foundation.errors import AgentError, NotFound, PermissionDenied, TimedOut, ValidationFailed
 
 log = logging.getLogger("agentgate.invoke")
 

@@ -8,18 +8,18 @@ from typing import Any
 
 import httpx
 
-from agent_server.clock import Clock, SystemClock
-from agent_server.content import load_pack
-from agent_server.events import EventBus
-from agent_server.knowledge import Knowledge
+from agent_server.foundation.clock import Clock, SystemClock
+from agent_server.foundation.events import EventBus
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.tls import public_ca_context
+from agent_server.knowledge.pack import load_pack
+from agent_server.knowledge.search import Knowledge
+from agent_server.knowledge.weather import OpenMeteoWeather, SandboxWeather, WeatherProvider
 from agent_server.llm.mock import MockBackend
 from agent_server.llm.router import build_router
 from agent_server.llm.types import LLMBackend
-from agent_server.settings import Settings
 from agent_server.storage.db import Database
 from agent_server.storage.kv import KV, MemoryKV, RedisKV
-from agent_server.tls import public_ca_context
-from agent_server.weather import OpenMeteoWeather, SandboxWeather, WeatherProvider
 
 
 @dataclass

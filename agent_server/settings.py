@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from agent_server.data_dir import default_data_dir
-from agent_server.internal_rpc.keys import InternalRpcKey
-from agent_server.llm.config import RouteEntry, UpstreamConfig
+from agent_server.foundation.data_dir import default_data_dir
+from agent_server.foundation.settings_llm import RouteEntry, UpstreamConfig
+from agent_server.foundation.settings_rpc import InternalRpcKey
 
 Mode = Literal["sandbox", "production"]
 # The admin password `make run` supplies when none is set: published in the README, so anyone can try
@@ -30,7 +30,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTGATE_", extra="ignore")
 
     mode: Mode = "sandbox"
-    data_dir: Path = Field(default_factory=default_data_dir)  # the rule: agent_server/data_dir.py
+    data_dir: Path = Field(default_factory=default_data_dir)  # the rule: agent_server/foundation/data_dir.py
     database_url: str | None = Field(default=None, description="Default: SQLite file in data_dir.")
     redis_url: str | None = None
     content_dir: Path | None = Field(

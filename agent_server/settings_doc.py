@@ -3,7 +3,7 @@
 ``agentgate settings --markdown`` prints it; a test fails when the file and the model disagree.
 Each row comes from a field: its variable, type, default and description. Fields without a
 description take their meaning from ``MEANINGS`` below, and the sections come from the comment
-lines that group the fields in agent_server/settings.py. Secret settings never show a default.
+lines that group the fields in agent_server/foundation/settings.py. Secret settings never show a default.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pydantic import AliasChoices, BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_settings import NoDecode
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 
 PREFIX = Settings.model_config["env_prefix"]
 REGENERATE = "agentgate settings --markdown > docs/settings.md"
@@ -129,10 +129,10 @@ def markdown(model: type[BaseModel] = Settings) -> str:
     lines = [
         "# Settings reference",
         "",
-        f"<!-- Generated from agent_server/settings.py by `{REGENERATE}`; do not edit by hand. -->",
+        f"<!-- Generated from agent_server/foundation/settings.py by `{REGENERATE}`; do not edit by hand. -->",
         "",
         f"Every setting is an environment variable with the prefix `{prefix}`, read once at start",
-        "(`agent_server/settings.py`); a few read the standard variables their row names instead. Lists",
+        "(`agent_server/foundation/settings.py`); a few read the standard variables their row names instead. Lists",
         "marked *comma-separated* take `a,b,c`; *JSON* values take a JSON document. Secret settings show",
         "no default: unset, they are generated into the data dir or their feature is off, as the meaning",
         "says.",

@@ -1,5 +1,5 @@
 """Traces, opt-in: OpenTelemetry spans for each HTTP request, each upstream LLM call
-(``agent_server/upstream_telemetry.py``) and each database statement a request runs, exported over
+(``agent_server/llm/upstream_telemetry.py``) and each database statement a request runs, exported over
 OTLP to the collector the standard ``OTEL_*`` variables name (docs/operations.md).
 
 Off (the default: no ``OTEL_EXPORTER_OTLP_ENDPOINT``), nothing of the SDK is imported and
@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider

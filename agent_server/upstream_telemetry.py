@@ -15,9 +15,9 @@ from contextlib import aclosing
 from time import perf_counter
 from typing import Any, Protocol, TypeVar
 
-from agent_server import telemetry
-from agent_server.instruments import INSTRUMENTS
 from agent_server.llm.types import CHAT, COMPLETIONS, EMBEDDINGS, Answer, Call, Chunk, Usage
+from agent_server.observability import telemetry
+from agent_server.observability.instruments import INSTRUMENTS
 
 OPERATIONS = {CHAT: "chat", COMPLETIONS: "text_completion", EMBEDDINGS: "embeddings"}
 PROVIDER = "openai"  # the wire protocol every configured upstream speaks

@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime
 from email.utils import format_datetime
 from typing import Literal
 
-from agent_server.errors import AgentError, UnsupportedVersion, VersionGone
+from agent_server.foundation.errors import AgentError, UnsupportedVersion, VersionGone
 
 CURRENT_VERSION = "2026-05-18"
 HEADER = "API-Version"

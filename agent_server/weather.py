@@ -8,7 +8,7 @@ from typing import Protocol
 import httpx
 from pydantic import BaseModel, Field
 
-from agent_server.errors import NotFound, UpstreamFailed
+from agent_server.foundation.errors import NotFound, UpstreamFailed
 
 # WMO weather interpretation codes (the ones Open-Meteo reports), reduced to words.
 _CONDITIONS = {

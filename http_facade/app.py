@@ -13,20 +13,20 @@ from fastapi import FastAPI
 from agent_server.accounts.service import Accounts
 from agent_server.agent_auth.asserted import asserted_keys_of
 from agent_server.billing.wiring import build_billing
-from agent_server.clock import Clock
-from agent_server.deployment import check_deployment
+from agent_server.capabilities.services import Services, build_services, close_services
+from agent_server.deployment.checks import check_deployment
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.response_cache import ResponseCache
 from agent_server.gateway.service import Gateway
-from agent_server.mcp import build_mcp_server
+from agent_server.mcp.server import build_mcp_server
 from agent_server.mcp_tenant import TenantTools
-from agent_server.metrics import Metrics
 from agent_server.oauth.service import oauth_of
+from agent_server.observability.metrics import Metrics
+from agent_server.policies.versions import VersionRegistry, default_versions
 from agent_server.reminders.job import VersionReminders
-from agent_server.services import Services, build_services, close_services
-from agent_server.settings import Settings
 from agent_server.site.build import build_site
 from agent_server.site.leads import DiscoveryCalls
-from agent_server.versions import VersionRegistry, default_versions
 from http_facade.errors import install_error_handlers
 from http_facade.middleware import Edge
 from http_facade.pages.routers import install_pages

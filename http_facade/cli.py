@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
-from agent_server.logging_setup import configure_logging, logging_config
-from agent_server.metrics_share import prepare_metrics_dir
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
+from agent_server.observability.logging_setup import configure_logging, logging_config
+from agent_server.observability.metrics_share import prepare_metrics_dir
 from http_facade import cli_admin  # noqa: F401  (registers tenants, users and keys)
 from http_facade.cli_registry import COMMANDS, JSON_OPTION, command, emit, fail, table
 
@@ -84,7 +84,8 @@ def _migrate_in_child(settings: Settings) -> bool:
 
 
 def _deployment_ok(settings: Settings, workers: int = 1) -> bool:
-    from agent_server.deployment import DeploymentError, check_deployment
+    from agent_server.deployment.checks import check_deployment
+    from agent_server.foundation.errors import DeploymentError
 
     try:
         check_deployment(settings, workers=workers)
@@ -111,7 +112,7 @@ def worker(args: argparse.Namespace, settings: Settings) -> int:
     import asyncio
     import signal
 
-    from agent_server.services import build_services, close_services
+    from agent_server.capabilities.services import build_services, close_services
     from agent_server.site.build import build_site
     from tools import build_registry
 
@@ -153,7 +154,7 @@ def _settings_args(parser: argparse.ArgumentParser) -> None:
 @command("settings", _settings_args)
 def settings_reference(args: argparse.Namespace, settings: Settings) -> int:
     """Print every setting with its type, default and meaning (--markdown: docs/settings.md)."""
-    from agent_server.settings_doc import markdown, settings_reference
+    from agent_server.foundation.settings_doc import markdown, settings_reference
 
     if args.markdown:
         print(markdown(), end="")

@@ -13,8 +13,8 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from agent_server.accounts.roles import ADMIN, ROLES
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.tables import ApiKey, Tenant, User
-from agent_server.settings import Settings
 from http_facade.cli_registry import actions, add_action, command, emit, iso, run_action, table
 
 KEY_ONCE = "This is the only time the key is shown; only its digest is stored."

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 
 Command = Callable[[argparse.Namespace, Settings], int]
 Configure = Callable[[argparse.ArgumentParser], None]
@@ -82,7 +82,7 @@ def run_action(args: argparse.Namespace, action: Callable[[], Awaitable[int]]) -
     """Run one operator coroutine; a refused action prints its reason and exits 1."""
     import asyncio
 
-    from agent_server.errors import AgentError
+    from agent_server.foundation.errors import AgentError
 
     try:
         return asyncio.run(action())

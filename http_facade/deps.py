@@ -10,10 +10,10 @@ from fastapi import Depends, Request
 from pydantic import BeforeValidator
 
 from agent_server.accounts.passkey_relying_party import origin_of
-from agent_server.context import ANONYMOUS, Principal, ToolContext
-from agent_server.registry import Registry
-from agent_server.services import Services
-from agent_server.settings import Settings
+from agent_server.capabilities.context import ANONYMOUS, Principal, ToolContext
+from agent_server.capabilities.registry import Registry
+from agent_server.capabilities.services import Services
+from agent_server.foundation.settings import Settings
 
 
 def get_services(request: Request) -> Services:

@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import Scope
 
-from agent_server.errors import (
+from agent_server.foundation.errors import (
     AgentError,
     AuthFailed,
     Conflict,

@@ -1,4 +1,4 @@
-"""``IdempotentRoute``: the one HTTP binding of agent_server/idempotency.py for mutating routes.
+"""``IdempotentRoute``: the one HTTP binding of agent_server/policies/idempotency.py for mutating routes.
 
 A router built with ``APIRouter(route_class=IdempotentRoute)`` gives every POST, PUT, PATCH and
 DELETE route the Idempotency-Key behaviour; GET and HEAD pass through. The wrapper runs before the
@@ -16,8 +16,8 @@ from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
-from agent_server.errors import AgentError
-from agent_server.idempotency import (
+from agent_server.foundation.errors import AgentError
+from agent_server.policies.idempotency import (
     HEADER,
     REPLAYED_HEADER,
     IdempotencyStore,

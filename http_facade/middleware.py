@@ -17,14 +17,14 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent_server import telemetry
-from agent_server.clock import Clock
-from agent_server.errors import PayloadTooLarge
-from agent_server.logging_setup import ACCESS_LOGGER
-from agent_server.mcp import MCP_PROTOCOL_VERSION
-from agent_server.metrics import Metrics
-from agent_server.request_context import REQUEST_ID, accepted_request_id, new_request_id
-from agent_server.versions import VersionRegistry
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import PayloadTooLarge
+from agent_server.foundation.request_context import REQUEST_ID, accepted_request_id, new_request_id
+from agent_server.mcp.server import MCP_PROTOCOL_VERSION
+from agent_server.observability import telemetry
+from agent_server.observability.logging_setup import ACCESS_LOGGER
+from agent_server.observability.metrics import Metrics
+from agent_server.policies.versions import VersionRegistry
 from http_facade.errors import render_error
 from http_facade.metrics import route_template
 from http_facade.versioning import UNVERSIONED, cors_options

@@ -7,9 +7,9 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_server.content import ContentPack
-from agent_server.context import ToolContext
-from agent_server.registry import Registry, ResourceSpec
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import Registry, ResourceSpec
+from agent_server.knowledge.pack import ContentPack
 
 
 def _json(pick: Callable[[ContentPack], Any]) -> Callable[[ToolContext], Awaitable[str]]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_server.content import ContentPack
-from agent_server.context import ToolContext
-from agent_server.errors import ValidationFailed
-from agent_server.registry import PromptArgument, PromptSpec, Registry
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import PromptArgument, PromptSpec, Registry
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.knowledge.pack import ContentPack
 
 
 def _pack(ctx: ToolContext) -> ContentPack:

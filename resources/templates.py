@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from agent_server.context import ToolContext
-from agent_server.errors import NotFound
-from agent_server.registry import Registry, TemplateSpec
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import Registry, TemplateSpec
+from agent_server.foundation.errors import NotFound
 
 CATEGORIES = ("plans", "models", "consulting", "training", "hardware")
 

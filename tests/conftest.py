@@ -23,8 +23,8 @@ import pytest_asyncio
 import uvicorn
 from fastapi import FastAPI
 
-from agent_server.clock import ManualClock
-from agent_server.settings import Settings
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from tests.support.migrated import migrate_postgres, sqlite_template
 

@@ -7,8 +7,8 @@ import json
 import httpx
 import pytest
 
-from agent_server.registry import Registry
-from agent_server.settings import Settings
+from agent_server.capabilities.registry import Registry
+from agent_server.foundation.settings import Settings
 from tools import build_registry
 
 # One valid call per tool; a new tool without an example fails test_every_tool_has_an_example.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent_server.registry import Registry
-from agent_server.settings import Settings
+from agent_server.capabilities.registry import Registry
+from agent_server.foundation.settings import Settings
 from tools import ask, catalogue, faq, tenant, weather
 
 

@@ -4,9 +4,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from agent_server import ask as core
-from agent_server.context import ToolContext
-from agent_server.registry import tool
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import tool
+from agent_server.knowledge import ask as core
 
 
 @tool(title="Ask a question", read_only=True, idempotent=False, open_world=True, timeout=30)

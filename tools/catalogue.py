@@ -4,9 +4,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from agent_server.content import Company, ContentPack, Model
-from agent_server.context import ToolContext
-from agent_server.registry import tool
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import tool
+from agent_server.knowledge.pack import Company, ContentPack, Model
 
 PricingCategory = Literal["plans", "models", "consulting", "training", "hardware"]
 

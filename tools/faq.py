@@ -4,8 +4,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from agent_server.context import ToolContext
-from agent_server.registry import tool
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import tool
 
 
 class FaqMatch(BaseModel):

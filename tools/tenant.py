@@ -11,14 +11,14 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from agent_server.context import ToolContext
-from agent_server.errors import PermissionDenied
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import tool
+from agent_server.foundation.errors import PermissionDenied
+from agent_server.foundation.timeutil import iso
 from agent_server.gateway import repository as repo
 from agent_server.gateway.request_log import LogFilters, list_requests
 from agent_server.gateway.service import Gateway
 from agent_server.gateway.usage_month import month_to_date
-from agent_server.registry import tool
-from agent_server.timeutil import iso
 
 KEY_SCOPES = ("chat", "embeddings", "files", "models")  # what a key made here may get; never admin
 

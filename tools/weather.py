@@ -4,9 +4,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from agent_server.context import ToolContext
-from agent_server.registry import tool
-from agent_server.weather import WeatherReport
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import tool
+from agent_server.knowledge.weather import WeatherReport
 
 
 @tool(title="Current weather", open_world=True, timeout=15)

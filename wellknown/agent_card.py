@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_server.content import Company
-from agent_server.mcp import MCP_PROTOCOL_VERSION
-from agent_server.registry import Registry, ToolSpec
-from agent_server.settings import Settings
-from agent_server.versions import CURRENT_VERSION
+from agent_server.capabilities.registry import Registry, ToolSpec
+from agent_server.foundation.settings import Settings
+from agent_server.knowledge.pack import Company
+from agent_server.mcp.server import MCP_PROTOCOL_VERSION
+from agent_server.policies.versions import CURRENT_VERSION
 from wellknown.mcp import MCP_PATH
 
 BINDING = "MCP"

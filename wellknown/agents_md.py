@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agent_server.content import Company, Plan
-from agent_server.mcp import MCP_PROTOCOL_VERSION
-from agent_server.projections import DIALECTS
-from agent_server.registry import Registry, ToolSpec
-from agent_server.retry_guidance import NOT_RETRIED, RATE_LIMITED, SERVER_ERROR
-from agent_server.settings import Settings
-from agent_server.versions import FINAL_NOTICE_SECONDS, POLICY_PATH, VersionRegistry, http_date
+from agent_server.capabilities.projections import DIALECTS
+from agent_server.capabilities.registry import Registry, ToolSpec
+from agent_server.foundation.settings import Settings
+from agent_server.knowledge.pack import Company, Plan
+from agent_server.mcp.server import MCP_PROTOCOL_VERSION
+from agent_server.policies.retry_guidance import NOT_RETRIED, RATE_LIMITED, SERVER_ERROR
+from agent_server.policies.versions import FINAL_NOTICE_SECONDS, POLICY_PATH, VersionRegistry, http_date
 from wellknown.mcp import MCP_PATH
 from wellknown.oauth import AGENT_AUTH_PATH, PROTECTED_RESOURCE_PATH, REGISTER_PATH
 

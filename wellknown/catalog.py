@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from wellknown.mcp import MCP_PATH
 
 CATALOG_PATH = "/.well-known/api-catalog"

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from agent_server.mcp import MCP_PROTOCOL_VERSION, SUPPORTED_VERSIONS
-from agent_server.projections import annotations
-from agent_server.registry import Registry
-from agent_server.settings import Settings
-from agent_server.versions import CURRENT_VERSION
+from agent_server.capabilities.projections import annotations
+from agent_server.capabilities.registry import Registry
+from agent_server.foundation.settings import Settings
+from agent_server.mcp.server import MCP_PROTOCOL_VERSION, SUPPORTED_VERSIONS
+from agent_server.policies.versions import CURRENT_VERSION
 from wellknown.event_stream import EVENT_STREAM, SSE
 
 MCP_PATH = "/api/mcp.php"

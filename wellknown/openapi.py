@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agent_server.errors import DOCS_PATH
-from agent_server.retry_guidance import RATE_LIMITED, SERVER_ERROR
-from agent_server.settings import Settings
-from agent_server.versions import POLICY_PATH
+from agent_server.foundation.errors import DOCS_PATH
+from agent_server.foundation.settings import Settings
+from agent_server.policies.retry_guidance import RATE_LIMITED, SERVER_ERROR
+from agent_server.policies.versions import POLICY_PATH
 from wellknown.event_stream import SERVER_SENT_EVENT
 
 LICENSE = {"name": "Business Source License 1.1", "identifier": "BUSL-1.1"}

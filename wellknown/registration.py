@@ -9,9 +9,9 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from agent_server.content import Plan
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.passwords import MIN_LENGTH
-from agent_server.settings import Settings
+from agent_server.knowledge.pack import Plan
 
 METHODS = {
     "password": {

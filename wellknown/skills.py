@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from agent_server.registry import Registry, ToolSpec
-from agent_server.settings import Settings
+from agent_server.capabilities.registry import Registry, ToolSpec
+from agent_server.foundation.settings import Settings
 from wellknown.mcp import MCP_PATH
 
 INDEX_PATH = "/.well-known/agent-skills/index.json"

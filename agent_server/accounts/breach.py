@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from types import ModuleType
 from typing import Any, Literal
 
-from agent_server.settings import DEMO_PASSWORD
+from agent_server.foundation.settings import DEMO_PASSWORD
 
 Finding = Literal["breached", "published", "account_words", "guessable"]
 PUBLISHED = frozenset({DEMO_PASSWORD})

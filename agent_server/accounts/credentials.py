@@ -18,20 +18,20 @@ from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.accounts.sessions import Sessions, SignedIn, require_recent_sign_in
 from agent_server.accounts.sso.enforcement import is_enforced
 from agent_server.accounts.tables import EmailToken
-from agent_server.clock import Clock
-from agent_server.errors import NotFound, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import NotFound, ValidationFailed
+from agent_server.foundation.ids import new_id
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway import repository as repo
-from agent_server.gateway.keys import new_id
 from agent_server.gateway.passwords import verify_password
 from agent_server.gateway.service import Gateway
 from agent_server.gateway.tables import Tenant, User
 from agent_server.gateway.tokens import AdminClaims
 from agent_server.mail.outbox import enqueue
 from agent_server.mail.service import Mailer
-from agent_server.ratelimit import Limiter, Policy
-from agent_server.settings import Settings
+from agent_server.policies.ratelimit import Limiter, Policy
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 RESET, INVITE = "password_reset", "invite"
 HOUR = 3600

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.accounts import links
 from agent_server.accounts.tables import Invitation
-from agent_server.timeutil import iso, utc
+from agent_server.foundation.timeutil import iso, utc
 
 PENDING, ACCEPTED, REVOKED, EXPIRED = "pending", "accepted", "revoked", "expired"
 

@@ -28,19 +28,19 @@ from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.sso.enforcement import is_enforced
 from agent_server.accounts.sso.provision import domain_of, tenant_for_domain
 from agent_server.accounts.tables import Invitation
-from agent_server.clock import Clock
-from agent_server.errors import AgentError, Conflict, NotFound, PermissionDenied, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AgentError, Conflict, NotFound, PermissionDenied, ValidationFailed
+from agent_server.foundation.ids import new_id
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway import repository as repo
-from agent_server.gateway.keys import new_id
 from agent_server.gateway.plans import PlanCatalog
 from agent_server.gateway.tables import Tenant, User
 from agent_server.gateway.tokens import AdminClaims
 from agent_server.mail.outbox import enqueue
 from agent_server.mail.service import Mailer
-from agent_server.ratelimit import Limiter, Policy
-from agent_server.settings import Settings
+from agent_server.policies.ratelimit import Limiter, Policy
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 
 PER_TENANT = Policy("invitations", 50, 3600)  # mails to any address: bounded per organisation
 LIST_LIMIT = 200

@@ -12,8 +12,8 @@ import secrets
 from datetime import datetime
 from urllib.parse import urlencode
 
-from agent_server.errors import ValidationFailed
-from agent_server.timeutil import utc
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.timeutil import utc
 
 # The dashboard pages that mail links open (their forms call the services of the JSON routes).
 VERIFY_PAGE = "/app/register/verify"

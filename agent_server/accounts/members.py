@@ -21,11 +21,11 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.accounts.roles import ADMIN, OWNER, checked_role, permissions_with
-from agent_server.clock import Clock
-from agent_server.errors import Conflict, NotFound, PermissionDenied
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, NotFound, PermissionDenied
+from agent_server.foundation.timeutil import iso
 from agent_server.gateway.tables import Tenant, User
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 
 # A scheme or "www." makes mail clients show a link; a bare name such as "Booking.com" stays allowed.
 _ADDRESS = re.compile(r"(?i)(://|\bwww\.)")

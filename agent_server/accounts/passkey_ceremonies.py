@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_server.errors import Unavailable, ValidationFailed
+from agent_server.foundation.errors import Unavailable, ValidationFailed
 from agent_server.storage.kv import KV, KVUnavailable
 
 CEREMONY_SECONDS = 300

@@ -14,7 +14,7 @@ import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.accounts.passkey_tables import PasskeyCredential
-from agent_server.errors import Conflict, NotFound
+from agent_server.foundation.errors import Conflict, NotFound
 from agent_server.gateway.tables import User
 from agent_server.storage.db import Database
 

@@ -46,18 +46,18 @@ from agent_server.accounts import passkey_store as store
 from agent_server.accounts.passkey_ceremonies import CEREMONY_SECONDS, Ceremonies
 from agent_server.accounts.passkey_relying_party import RelyingParty
 from agent_server.accounts.passkey_tables import MAX_CREDENTIAL_ID_CHARS, MAX_NAME_CHARS, PasskeyCredential
-from agent_server.clock import Clock
-from agent_server.errors import AuthFailed, Conflict, NotFound, ValidationFailed
-from agent_server.gateway.keys import new_id
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AuthFailed, Conflict, NotFound, ValidationFailed
+from agent_server.foundation.ids import new_id
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import User
 from agent_server.gateway.tokens import bearer_challenge
 from agent_server.mail.outbox import Mail, enqueue
 from agent_server.mail.service import Mailer
-from agent_server.ratelimit import Limiter, Policy
-from agent_server.settings import Settings
+from agent_server.policies.ratelimit import Limiter, Policy
 from agent_server.storage.db import Database
 from agent_server.storage.kv import KV
-from agent_server.timeutil import utc
 
 # ES256 first (every platform authenticator has it), then Ed25519 and RS256 (Windows Hello).
 ALGORITHMS = [COSEAlgorithmIdentifier(alg) for alg in (-7, -8, -257)]

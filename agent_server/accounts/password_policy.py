@@ -17,9 +17,9 @@ import httpx
 
 from agent_server.accounts.breach import Finding, account_words, assess
 from agent_server.accounts.breach_range import BreachRangeClient
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.passwords import MAX_BYTES, MIN_LENGTH, hash_password
-from agent_server.settings import Settings
 
 _CHOOSE = (
     "Choose another: several unrelated words (a passphrase), or a random password from a password manager."

@@ -25,18 +25,18 @@ from agent_server.accounts.roles import OWNER
 from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.tables import Registration
 from agent_server.agent_auth.claims import claim_anonymous_keys
-from agent_server.clock import Clock
-from agent_server.errors import Conflict, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, ValidationFailed
+from agent_server.foundation.ids import new_id
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway import repository as repo
-from agent_server.gateway.keys import new_id
 from agent_server.gateway.passwords import hash_password
 from agent_server.gateway.tables import PlanRecord, Tenant, User
 from agent_server.mail.outbox import Mail, enqueue
 from agent_server.mail.service import Mailer
-from agent_server.ratelimit import Limiter, Policy
-from agent_server.settings import Settings
+from agent_server.policies.ratelimit import Limiter, Policy
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 
 PASSWORD, PASSKEY = "password", "passkey"
 HOUR = 3600

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from agent_server.errors import PermissionDenied, ValidationFailed
+from agent_server.foundation.errors import PermissionDenied, ValidationFailed
 from agent_server.gateway.tokens import AdminClaims
 
 OWNER, ADMIN, DEVELOPER, VIEWER, BILLING = "owner", "admin", "developer", "viewer", "billing"

@@ -11,14 +11,14 @@ from agent_server.accounts.members import Members
 from agent_server.accounts.passkeys import Passkeys
 from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.accounts.registration import Registrations
-from agent_server.admin.crypto import SecretBox
 from agent_server.agent_auth.anonymous import AnonymousKeys
 from agent_server.billing.engine import STANDING_GATE
+from agent_server.capabilities.services import Services
+from agent_server.foundation.secret_box import SecretBox
 from agent_server.gateway.plans import anonymous_plan
 from agent_server.gateway.service import Gateway
 from agent_server.mail.service import Mailer
-from agent_server.ratelimit import Limiter
-from agent_server.services import Services
+from agent_server.policies.ratelimit import Limiter
 
 
 class Accounts:

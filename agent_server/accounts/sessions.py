@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy import select, update
 
-from agent_server.errors import PermissionDenied
+from agent_server.foundation.errors import PermissionDenied
 from agent_server.gateway.tables import User
 from agent_server.gateway.tokens import AdminClaims, TokenService
 from agent_server.storage.db import Database

@@ -13,7 +13,7 @@ import ipaddress
 import logging
 from urllib.parse import urlsplit
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 
 log = logging.getLogger("agentgate.accounts")
 

@@ -1,1 +1,1 @@
-"""The tenant administration surface: audit, connectors, playground traces, CSP reports, secrets at rest."""
+"""The tenant administration surface: audit, connectors, playground traces, CSP reports."""

@@ -15,8 +15,8 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.admin.tables import AuditRecord
-from agent_server.clock import Clock
-from agent_server.events import EventBus
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.events import EventBus
 from agent_server.storage.db import Database
 from agent_server.webhooks.dispatcher import AuditFlagged
 from agent_server.webhooks.repository import utc

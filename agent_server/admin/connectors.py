@@ -2,7 +2,7 @@
 
 A connector kind has a configuration (non-secret settings validated by a model of its own, plus
 one write-only secret field) and per-user credentials: *bindings* for the office suite, *keys*
-for the search provider. Secrets are stored encrypted (admin/crypto.py) and never returned,
+for the search provider. Secrets are stored encrypted (foundation/secret_box.py) and never returned,
 except once, in the response that created or rotated them.
 """
 
@@ -16,10 +16,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from sqlalchemy import delete, func, select
 
-from agent_server.admin.crypto import SecretBox, hint
 from agent_server.admin.tables import ConnectorBindingRecord, ConnectorRecord
-from agent_server.clock import Clock
-from agent_server.errors import AgentError, Conflict, NotFound, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AgentError, Conflict, NotFound, ValidationFailed
+from agent_server.foundation.secret_box import SecretBox, hint
 from agent_server.gateway.tables import User
 from agent_server.storage.db import Database
 from agent_server.webhooks.repository import iso, new_id, utc

@@ -2,7 +2,7 @@
 
 The key comes from ``AGENTGATE_ENCRYPTION_KEY`` (a Fernet key, or several separated by commas:
 the first encrypts, all decrypt, which allows rotating it) or is generated once into
-``data_dir/encryption.key`` (see agent_server/secret_files.py).
+``data_dir/encryption.key`` (see agent_server/foundation/secret_files.py).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
-from agent_server.errors import AgentError
-from agent_server.secret_files import load_or_create
-from agent_server.settings import Settings
+from agent_server.foundation.errors import AgentError
+from agent_server.foundation.secret_files import load_or_create
+from agent_server.foundation.settings import Settings
 
 KEY_FILE = "encryption.key"
 

@@ -15,8 +15,8 @@ from urllib.parse import urlsplit, urlunsplit
 from sqlalchemy import func, select
 
 from agent_server.admin.tables import CspReportRecord
-from agent_server.clock import Clock
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import ValidationFailed
 from agent_server.storage.db import Database
 from agent_server.webhooks.repository import iso, utc
 

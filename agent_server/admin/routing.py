@@ -14,14 +14,14 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy import update
 
-from agent_server.clock import Clock
-from agent_server.errors import Conflict, ValidationFailed
-from agent_server.llm.config import RouteEntry
+from agent_server.capabilities.services import Services
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, ValidationFailed
+from agent_server.foundation.settings_llm import RouteEntry
 from agent_server.llm.router import Router
 from agent_server.llm.routing import RoutingTable, seed_routes
 from agent_server.llm.store import read_table, replace_rows, write_table
 from agent_server.llm.tables import STATE_ROW_ID, LLMRoutingState
-from agent_server.services import Services
 from agent_server.webhooks.repository import utc
 
 MAX_MODELS, MAX_ENTRIES = 500, 20

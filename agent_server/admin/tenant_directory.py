@@ -18,8 +18,8 @@ from agent_server.accounts.names import organisation_name
 from agent_server.accounts.roles import OWNER
 from agent_server.billing.contracts import contract_end
 from agent_server.billing.trial import Standing, StandingGate
-from agent_server.clock import Clock
-from agent_server.errors import Conflict, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, ValidationFailed
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import PlanRecord, Tenant, User
 from agent_server.storage.db import Database

@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy import func, select
 
 from agent_server.admin.tables import TraceRecord
-from agent_server.clock import Clock
-from agent_server.errors import AgentError, ModelNotFound, NotFound, Unavailable
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AgentError, ModelNotFound, NotFound, Unavailable
 from agent_server.llm.router import FALLBACK_ERRORS, Router
 from agent_server.llm.types import ChatRequest, Completion, LLMBackend
 from agent_server.storage.db import Database

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 from agent_server.admin.audit import AuditLog
 from agent_server.admin.connectors import Connectors
-from agent_server.admin.crypto import SecretBox
 from agent_server.admin.csp import CspReports
 from agent_server.admin.traces import Traces
-from agent_server.services import Services
-from agent_server.tasks import stop_tasks
+from agent_server.capabilities.services import Services
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.tasks import stop_tasks
 from agent_server.webhooks.delivery import DeliveryWorker
 from agent_server.webhooks.dispatcher import subscribe
 from agent_server.webhooks.repository import WebhookRepository

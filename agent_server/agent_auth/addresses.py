@@ -14,7 +14,7 @@ import hashlib
 from disposable_email_domains import blocklist
 from email_validator import EmailNotValidError, validate_email
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 
 
 def digest(email: str) -> str:

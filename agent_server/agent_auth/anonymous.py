@@ -25,17 +25,17 @@ from agent_server.accounts import links, messages
 from agent_server.agent_auth.addresses import checked_address, digest
 from agent_server.agent_auth.issued import IssuedKey
 from agent_server.agent_auth.tables import AnonymousIdentity
-from agent_server.clock import Clock
-from agent_server.content import Plan
-from agent_server.errors import PermissionDenied
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import PermissionDenied
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import PlanRecord, Tenant, unix
+from agent_server.knowledge.pack import Plan
 from agent_server.mail.outbox import enqueue
 from agent_server.mail.service import Mailer
-from agent_server.ratelimit import Limiter, Policy
-from agent_server.settings import Settings
+from agent_server.policies.ratelimit import Limiter, Policy
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 HOUR, DAY = 3600, 86_400
 FRESH_TENANT_WITHIN = HOUR  # a tenant whose trial ends sooner is replaced rather than extended

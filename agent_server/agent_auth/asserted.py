@@ -23,10 +23,10 @@ from agent_server.accounts.sso.service import sso_of
 from agent_server.admin.wiring import admin_services
 from agent_server.agent_auth.assertion import Assertion, IdJagVerifier
 from agent_server.agent_auth.issued import IssuedKey
-from agent_server.errors import PermissionDenied
+from agent_server.foundation.errors import PermissionDenied
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.key_settings import KeyOptions
 from agent_server.gateway.tables import Tenant, User
-from agent_server.timeutil import utc
 
 EXTRAS_KEY = "agent_auth.asserted"
 AGENT_SCOPES = frozenset({"chat", "embeddings", "files", "models"})  # never admin

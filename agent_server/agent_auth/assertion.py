@@ -38,11 +38,11 @@ from agent_server.accounts.sso.oidc_metadata import IssuerDirectory
 from agent_server.accounts.sso.provision import connection, domain_of, tenant_for_domain
 from agent_server.accounts.tables import SsoConnection
 from agent_server.agent_auth.tables import AssertionUse
-from agent_server.clock import Clock
-from agent_server.errors import AuthFailed, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AuthFailed, ValidationFailed
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.plans import PlanCatalog
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 ID_JAG_TYP = "oauth-id-jag+jwt"
 LEEWAY_SECONDS = 60

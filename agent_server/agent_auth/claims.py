@@ -14,9 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.agent_auth.addresses import digest
 from agent_server.agent_auth.tables import AnonymousIdentity
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import ApiKey
-from agent_server.timeutil import utc
 
 
 async def claim_anonymous_keys(session: AsyncSession, email: str, tenant_id: str, now: float) -> int:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent_server.timeutil import iso
+from agent_server.foundation.timeutil import iso
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,13 +13,13 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field, StrictInt
 
 from agent_server.billing.money import decimal_text, to_minor
 from agent_server.billing.port import BillingProvider, Price
-from agent_server.clock import Clock
-from agent_server.errors import NotFound, ValidationFailed
-from agent_server.knowledge import Knowledge
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import NotFound, ValidationFailed
+from agent_server.foundation.timeutil import iso, utc
+from agent_server.knowledge.search import Knowledge
 from agent_server.site.catalogue import purchasable
 from agent_server.site.tables import OrderRecord
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 
 
 class CheckoutBody(BaseModel):

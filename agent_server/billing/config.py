@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agent_server.billing.port import BillingProvider
-from agent_server.deployment import DeploymentError
-from agent_server.services import Services
-from agent_server.settings import Settings
+from agent_server.capabilities.services import Services
+from agent_server.foundation.errors import DeploymentError
+from agent_server.foundation.settings import Settings
 
 PROVIDER_KEY = "billing.provider"
 
@@ -57,7 +57,7 @@ def billing_provider(services: Services) -> BillingProvider:
             tolerance=settings.billing_webhook_tolerance_seconds,
         )
     else:
-        from agent_server.billing.sandbox import SandboxProvider
+        from agent_server.billing.sandbox.provider import SandboxProvider
 
         pages = f"{settings.public_base_url.rstrip('/')}/{settings.billing_path_segment}/sandbox"
         provider = SandboxProvider(

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from agent_server.errors import ValidationFailed
-from agent_server.timeutil import iso, utc
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.timeutil import iso, utc
 
 PARAM = "contract_ends_at"
 MAX_CONTRACT_SECONDS = 10 * 366 * 86_400  # ten years: a contract, not a way to say "forever"

@@ -15,11 +15,11 @@ from sqlalchemy.exc import IntegrityError
 
 from agent_server.billing.port import BillingProvider, CustomerDetails
 from agent_server.billing.tables import BillingAccount
-from agent_server.clock import Clock
-from agent_server.errors import NotFound
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import NotFound
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import Tenant, User
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 
 @dataclass(frozen=True)

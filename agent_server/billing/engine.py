@@ -28,9 +28,9 @@ from agent_server.billing.pricebook import PriceBooks
 from agent_server.billing.schedules import Schedules
 from agent_server.billing.trial import StandingGate
 from agent_server.billing.usage_billing import UsageBilling
+from agent_server.capabilities.services import Services
+from agent_server.foundation.tasks import stop_tasks
 from agent_server.gateway.service import Gateway
-from agent_server.services import Services
-from agent_server.tasks import stop_tasks
 
 log = logging.getLogger("agentgate.billing")
 ENGINE_KEY = "billing.engine"

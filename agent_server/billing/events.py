@@ -29,13 +29,13 @@ from agent_server.billing.handlers import HANDLERS, Applied, EventContext
 from agent_server.billing.port import BillingProvider
 from agent_server.billing.tables import BillingEvent
 from agent_server.billing.trial import Standing, StandingGate, assess, timestamp
-from agent_server.clock import Clock
-from agent_server.errors import AgentError, ValidationFailed
-from agent_server.events import EventBus
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AgentError, ValidationFailed
+from agent_server.foundation.events import EventBus
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.quota import QuotaGate
 from agent_server.gateway.tables import Tenant
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 from agent_server.webhooks.dispatcher import InvoiceCreated
 
 log = logging.getLogger("agentgate.billing")

@@ -24,8 +24,8 @@ from agent_server.billing import provider_objects as po
 from agent_server.billing.tables import BillingAccount, Invoice, PlanCheckout
 from agent_server.billing.trial import OVERDUE, PAID
 from agent_server.billing.usage_billing import note_closed_period
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import Tenant
-from agent_server.timeutil import utc
 
 # Statuses only move up this ladder; paid and void are final.
 INVOICE_RANK = {"draft": 0, "open": 1, "uncollectible": 2, "paid": 3, "void": 3}

@@ -21,8 +21,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.billing import orders
-from agent_server.clock import Clock
-from agent_server.timeutil import utc
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.timeutil import utc
 
 
 def order_reference(obj: dict[str, Any]) -> str | None:

@@ -19,8 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from agent_server.billing.audit import audit_entry
 from agent_server.billing.money import decimal_text
 from agent_server.billing.tables import BillingOrder
+from agent_server.foundation.timeutil import iso
 from agent_server.site.tables import OrderRecord
-from agent_server.timeutil import iso
 
 STATUSES = ("pending", "paid", "failed", "expired")
 # The states an order may come from to reach each state.

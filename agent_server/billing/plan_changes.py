@@ -19,12 +19,12 @@ from agent_server.billing.port import BillingProvider, Subscription
 from agent_server.billing.pricebook import PriceBook
 from agent_server.billing.tables import BillingAccount
 from agent_server.billing.trial import OVERDUE, PAID, StandingGate
-from agent_server.clock import Clock
-from agent_server.errors import Conflict, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, ValidationFailed
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway.quota import QuotaGate
 from agent_server.gateway.tables import Tenant
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -21,10 +21,10 @@ from agent_server.billing.purchases import order_result
 from agent_server.billing.tables import BillingOrder, PlanCheckout
 from agent_server.billing.trial import OVERDUE, PAID, first_charge_at, timestamp
 from agent_server.billing.urls import ReturnUrls
-from agent_server.clock import Clock
-from agent_server.errors import Conflict, NotFound
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, NotFound
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 
 
 class PlanCheckouts:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from agent_server.billing.money import to_minor
 from agent_server.billing.port import Price
-from agent_server.content import ContentPack
-from agent_server.errors import ValidationFailed
-from agent_server.knowledge import Knowledge
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.knowledge.pack import ContentPack
+from agent_server.knowledge.search import Knowledge
 
 WORKSPACE_SEAT = "workspace-seat"
 MAX_QUANTITY = {"consulting": 1, "training": 50, "hardware": 10, "workspace": 100}

@@ -17,10 +17,10 @@ from agent_server.billing.customers import Customers, Who
 from agent_server.billing.pricebook import Item, PriceBooks
 from agent_server.billing.tables import BillingOrder
 from agent_server.billing.urls import ReturnUrls
-from agent_server.clock import Clock
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.timeutil import utc
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 
 async def order_result(

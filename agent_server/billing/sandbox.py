@@ -1,9 +1,9 @@
 """The sandbox payment provider: in-process, deterministic, no network, no charges (``make run``).
 
-Its objects live in the database (sandbox_store.py) with ``…_sbx_`` ids. A checkout's hosted page is
+Its objects live in the database (store.py) with ``…_sbx_`` ids. A checkout's hosted page is
 ours: ``GET /<segment>/sandbox/checkout/<ref>`` shows what is bought and ``POST`` confirms (with one
-of the test cards of sandbox_billing.py) or cancels; confirming sends the signed events the real
-provider would (sandbox_events.py). Subscriptions renew when ``advance`` finds their period over.
+of the test cards of billing.py) or cancels; confirming sends the signed events the real
+provider would (events.py). Subscriptions renew when ``advance`` finds their period over.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from agent_server.billing.port import (
     Subscription,
 )
 from agent_server.billing.provider_objects import subscription_of
-from agent_server.billing.sandbox_billing import SandboxBilling
-from agent_server.billing.sandbox_checkout import SandboxCheckouts
-from agent_server.billing.sandbox_events import SandboxEvents, sandbox_secret
-from agent_server.billing.sandbox_store import SandboxStore
+from agent_server.billing.sandbox.billing import SandboxBilling
+from agent_server.billing.sandbox.checkout import SandboxCheckouts
+from agent_server.billing.sandbox.events import SandboxEvents, sandbox_secret
+from agent_server.billing.sandbox.store import SandboxStore
 from agent_server.billing.signing import verified_event
-from agent_server.clock import Clock
-from agent_server.errors import Conflict, NotFound
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, NotFound
 from agent_server.storage.db import Database
 
 PORTAL_SECONDS = 300

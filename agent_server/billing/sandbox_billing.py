@@ -11,8 +11,8 @@ import calendar
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_server.billing.sandbox_events import SandboxEvents
-from agent_server.billing.sandbox_store import SandboxStore, new_id
+from agent_server.billing.sandbox.events import SandboxEvents
+from agent_server.billing.sandbox.store import SandboxStore, new_id
 
 CARDS = {"4242424242424242": "pays", "4000000000000002": "declined", "4000000000000341": "renewals_fail"}
 RENEWING = ("active", "past_due", "trialing")

@@ -1,14 +1,14 @@
 """The sandbox provider's checkouts: sessions shown on our own confirmation page, completed with a
-sandbox test card (sandbox_billing.py), each step sending the events the real provider would."""
+sandbox test card (billing.py), each step sending the events the real provider would."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from agent_server.billing.port import HostedSession, Price
-from agent_server.billing.sandbox_billing import CARDS, SandboxBilling
-from agent_server.billing.sandbox_store import SandboxStore
-from agent_server.errors import Conflict, NotFound, PaymentRequired
+from agent_server.billing.sandbox.billing import CARDS, SandboxBilling
+from agent_server.billing.sandbox.store import SandboxStore
+from agent_server.foundation.errors import Conflict, NotFound, PaymentRequired
 
 SESSION_SECONDS = 86_400  # like the provider's Checkout Sessions
 

@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from agent_server.billing.sandbox_store import SandboxStore, new_id
+from agent_server.billing.sandbox.store import SandboxStore, new_id
 from agent_server.billing.signing import sign
-from agent_server.secret_files import load_or_create
+from agent_server.foundation.secret_files import load_or_create
 
 log = logging.getLogger("agentgate.billing")
 SECRET_FILE = "billing_sandbox_webhook_secret"

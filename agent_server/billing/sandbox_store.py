@@ -13,9 +13,9 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from agent_server.billing.tables import SandboxObject
-from agent_server.clock import Clock
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.timeutil import utc
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 PREFIXES = {
     "customer": "cus_sbx_",

@@ -27,10 +27,10 @@ from agent_server.billing.plan_changes import PlanChanges
 from agent_server.billing.pricebook import PriceBook
 from agent_server.billing.tables import SubscriptionSchedule
 from agent_server.billing.trial import timestamp
-from agent_server.clock import Clock
-from agent_server.errors import NotFound, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import NotFound, ValidationFailed
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 
 log = logging.getLogger("agentgate.billing")
 ACTOR = "billing:schedule"

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 
 SIGNATURE_HEADER = "Stripe-Signature"
 SCHEME = "v1"

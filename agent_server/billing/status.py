@@ -18,9 +18,9 @@ from agent_server.billing.money import decimal_text
 from agent_server.billing.pricebook import PriceBook, PriceBooks
 from agent_server.billing.tables import BillingAccount, Invoice
 from agent_server.billing.trial import OVERDUE, PAID, assess, first_charge_at, standing_view, timestamp
-from agent_server.errors import NotFound
+from agent_server.foundation.errors import NotFound
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -30,8 +30,8 @@ from agent_server.billing.signing import verified_event
 from agent_server.billing.stripe_calls import call, exists, idempotency, make_client, object_id
 from agent_server.billing.stripe_checkout import StripeCheckouts
 from agent_server.billing.stripe_hosted import billing_portal
-from agent_server.clock import Clock
-from agent_server.errors import NotImplementedYet
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import NotImplementedYet
 
 
 class StripeProvider:

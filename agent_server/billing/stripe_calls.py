@@ -11,7 +11,7 @@ from typing import Any
 
 import stripe
 
-from agent_server.errors import NotFound, PaymentRequired, UpstreamFailed
+from agent_server.foundation.errors import NotFound, PaymentRequired, UpstreamFailed
 
 
 def idempotency(*parts: object) -> dict[str, str]:

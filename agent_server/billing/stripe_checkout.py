@@ -14,7 +14,7 @@ from agent_server.billing.port import HostedSession, Price
 from agent_server.billing.stripe_calls import call, idempotency
 from agent_server.billing.stripe_hosted import hosted_checkout
 from agent_server.billing.urls import SESSION_PLACEHOLDER
-from agent_server.clock import Clock
+from agent_server.foundation.clock import Clock
 
 INTENT_SECONDS = 86_400  # how long a SetupIntent or PaymentIntent flow is offered
 

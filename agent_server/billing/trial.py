@@ -33,12 +33,12 @@ from sqlalchemy.exc import IntegrityError
 
 from agent_server.billing.audit import audit_entry
 from agent_server.billing.tables import BillingAccount, BillingEvent
-from agent_server.clock import Clock
-from agent_server.errors import PaymentRequired
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import PaymentRequired
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.tables import Tenant
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 
 log = logging.getLogger("agentgate.billing")
 PAID = frozenset({"active", "trialing"})  # the provider's statuses that keep live keys working

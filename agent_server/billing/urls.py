@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from agent_server.errors import ValidationFailed
-from agent_server.settings import Settings
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.settings import Settings
 
 SESSION_PLACEHOLDER = "{CHECKOUT_SESSION_ID}"  # the provider puts the session's id here
 BILLING_PAGE = "/app/billing"  # the dashboard's plan and billing page (docs/pages.md)

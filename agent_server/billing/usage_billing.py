@@ -33,10 +33,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from agent_server.billing.port import BillingProvider
 from agent_server.billing.tables import BillingAccount, UsageReport
 from agent_server.billing.trial import timestamp
-from agent_server.clock import Clock
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.timeutil import month_bounds, utc
 from agent_server.gateway.tables import ApiKey, UsageRecord
 from agent_server.storage.db import Database
-from agent_server.timeutil import month_bounds, utc
 
 log = logging.getLogger("agentgate.billing")
 STALE_CLAIM = timedelta(minutes=10)

@@ -24,8 +24,8 @@ from agent_server.billing.purchases import Purchases
 from agent_server.billing.status import BillingStatus
 from agent_server.billing.sync import sync_models
 from agent_server.billing.urls import ReturnUrls
+from agent_server.capabilities.services import Services
 from agent_server.gateway.service import Gateway
-from agent_server.services import Services
 
 
 @dataclass

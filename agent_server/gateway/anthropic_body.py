@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, WithJsonSchema
 from typing_extensions import TypedDict
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from agent_server.llm.anthropic_translate import MESSAGES
 from agent_server.llm.types import Call, RawHeaders
 

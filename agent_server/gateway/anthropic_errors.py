@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from agent_server.gateway.chat import StreamStyle
 from agent_server.llm.types import Chunk
 from agent_server.llm.wire import sse

@@ -30,18 +30,18 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from agent_server.clock import Clock
-from agent_server.errors import AuthFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AuthFailed
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway import keys
 from agent_server.gateway.budgets import Budget, budget_of
 from agent_server.gateway.byok import ProviderCredential
-from agent_server.gateway.grants import ModelGrant
 from agent_server.gateway.plans import PlanCatalog, PlanInfo
 from agent_server.gateway.repository import key_by_digest
 from agent_server.gateway.tables import unix
 from agent_server.gateway.tokens import bearer_challenge
+from agent_server.llm.grants import ModelGrant
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 
 Credentials = Callable[[Iterable[tuple[str, int, str]]], dict[str, ProviderCredential]]
 # Resolves an OAuth access token (docs/oauth.md) to the principal it acts as; None: not a live one.

@@ -18,12 +18,12 @@ from sqlalchemy.exc import IntegrityError
 
 from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.accounts.roles import OWNER
-from agent_server.errors import ValidationFailed
+from agent_server.capabilities.services import Services
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.settings import DEMO_PASSWORD, Settings
 from agent_server.gateway import repository as repo
 from agent_server.gateway.passwords import hash_password
 from agent_server.gateway.tables import PlanRecord
-from agent_server.services import Services
-from agent_server.settings import DEMO_PASSWORD, Settings
 
 log = logging.getLogger("agentgate.gateway")
 DEMO_TENANT = "Demo"

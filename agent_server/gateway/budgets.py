@@ -23,13 +23,13 @@ import math
 from dataclasses import dataclass
 from datetime import timedelta
 
-from agent_server.clock import Clock
-from agent_server.errors import QuotaExceeded
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import QuotaExceeded
+from agent_server.foundation.timeutil import iso, month_bounds, utc
 from agent_server.gateway.model_table import format_money
 from agent_server.gateway.spend import MICROS, BudgetedKey, Spend, budgeted_keys, spend_per_key, top_usage_id
 from agent_server.storage.db import Database
 from agent_server.storage.kv import KV
-from agent_server.timeutil import iso, month_bounds, utc
 
 log = logging.getLogger("agentgate.gateway")
 DAY = 86_400.0

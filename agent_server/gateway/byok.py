@@ -18,14 +18,14 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from agent_server.admin.crypto import SecretBox, hint
-from agent_server.clock import Clock
-from agent_server.errors import AgentError, NotFound, PaymentRequired
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AgentError, NotFound, PaymentRequired
+from agent_server.foundation.secret_box import SecretBox, hint
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway import keys
 from agent_server.gateway.tables import ProviderKey, unix
-from agent_server.settings import Settings
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 log = logging.getLogger("agentgate.gateway")
 

@@ -13,15 +13,15 @@ from collections import OrderedDict
 
 from pydantic import SecretStr
 
-from agent_server.errors import Unavailable
+from agent_server.foundation.errors import Unavailable
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.byok import ProviderCredential, missing
 from agent_server.gateway.model_table import ModelTable
 from agent_server.llm.anthropic_native import upstream_class
-from agent_server.llm.config import UpstreamConfig
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.types import LLMBackend
-from agent_server.settings import Settings
 
 MAX_CLIENTS = 512  # tenant clients kept; the least recently used is closed beyond that
 CLOSE_GRACE_SECONDS = 120.0  # a replaced client is closed this long after, when its calls are over

@@ -20,7 +20,7 @@ from typing import NamedTuple, Protocol
 
 from pydantic_core import to_json
 
-from agent_server.errors import AgentError, gateway_envelope
+from agent_server.foundation.errors import AgentError, gateway_envelope
 from agent_server.llm.types import Chunk
 from agent_server.llm.wire import DONE, sse
 

@@ -15,15 +15,15 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from agent_server.errors import PlanLimitExceeded, ValidationFailed
-from agent_server.events import KeyRotated
+from agent_server.foundation.errors import PlanLimitExceeded, ValidationFailed
+from agent_server.foundation.events import KeyRotated
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway import repository as repo
 from agent_server.gateway.budgets import budget_of, period_bounds
 from agent_server.gateway.key_settings import DEFAULT_SCOPES, KeyOptions, key_name
 from agent_server.gateway.plans import PlanInfo, check_scopes
 from agent_server.gateway.spend import Spend, minor, spend_per_key
 from agent_server.gateway.tables import ApiKey, unix
-from agent_server.timeutil import iso, utc
 
 if TYPE_CHECKING:
     from agent_server.gateway.service import Gateway

@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
 from pydantic_core import PydanticCustomError
 
-from agent_server.errors import ValidationFailed
-from agent_server.gateway.grants import entry_problem
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.llm.grants import entry_problem
 
 MAX_NAME = 200
 # What a key gets when its creator names no scopes: calls, and the list of the models it may call

@@ -29,8 +29,8 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from agent_server.clock import Clock
-from agent_server.errors import RateLimited
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import RateLimited
 from agent_server.storage.kv import KV
 
 log = logging.getLogger("agentgate.gateway")

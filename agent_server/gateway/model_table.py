@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from agent_server.content import Model
-from agent_server.llm.config import DeclaredModel, UpstreamConfig
+from agent_server.foundation.settings_llm import DeclaredModel, UpstreamConfig
+from agent_server.knowledge.pack import Model
 
 # Creation time GET /v1/models shows (the catalogue has no per-model dates): 2026-01-01.
 MODELS_CREATED = 1_767_225_600

@@ -19,14 +19,13 @@ from sqlalchemy import inspect, make_url, text
 from sqlalchemy.exc import DBAPIError
 
 from agent_server.admin.audit import AuditLog
-from agent_server.admin.crypto import SecretBox
-from agent_server.clock import SystemClock
-from agent_server.content import load_pack
-from agent_server.errors import Conflict, NotFound, Unavailable
-from agent_server.events import EventBus
+from agent_server.foundation.clock import SystemClock
+from agent_server.foundation.errors import Conflict, NotFound, Unavailable
+from agent_server.foundation.events import EventBus
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.plans import PlanCatalog, seed_plans
-from agent_server.services import shipped_content_dir
-from agent_server.settings import Settings
+from agent_server.knowledge.pack import load_pack, shipped_content_dir
 from agent_server.storage.db import Database
 from agent_server.webhooks.dispatcher import subscribe
 from agent_server.webhooks.repository import WebhookRepository

@@ -10,7 +10,7 @@ never a string or a boolean) are checked with the body (``bodies.py``).
 
 from __future__ import annotations
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from agent_server.gateway.model_table import ModelTable
 from agent_server.llm.types import Call
 

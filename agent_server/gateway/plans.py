@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from agent_server.content import Plan
-from agent_server.errors import ModelNotFound, PlanLimitExceeded, ValidationFailed
-from agent_server.gateway.grants import ModelGrant
+from agent_server.foundation.errors import ModelNotFound, PlanLimitExceeded, ValidationFailed
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import PlanRecord
+from agent_server.knowledge.pack import Plan
+from agent_server.llm.grants import ModelGrant
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 ALL_SCOPES = frozenset({"chat", "embeddings", "files", "models", "admin"})
 

@@ -18,13 +18,13 @@ from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.billing.contracts import contract_end
 from agent_server.billing.handlers import LIVE
 from agent_server.billing.tables import BillingAccount
-from agent_server.errors import NotFound, ValidationFailed
-from agent_server.events import KeyRotated
+from agent_server.foundation.errors import NotFound, ValidationFailed
+from agent_server.foundation.events import KeyRotated
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
 from agent_server.gateway.operator_db import Operator, operator_database
 from agent_server.gateway.plans import check_scopes
 from agent_server.gateway.tables import ApiKey, Tenant, User
-from agent_server.settings import Settings
 from agent_server.storage.db import Database
 
 

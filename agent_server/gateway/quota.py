@@ -19,12 +19,12 @@ from datetime import datetime
 
 from sqlalchemy import func, select
 
-from agent_server.clock import Clock
-from agent_server.errors import QuotaExceeded
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import QuotaExceeded
+from agent_server.foundation.timeutil import month_bounds
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.tables import ApiKey, PlanRecord, Tenant, UsageRecord
 from agent_server.storage.db import Database
-from agent_server.timeutil import month_bounds
 
 log = logging.getLogger("agentgate.gateway")
 RESYNC_SECONDS = 3600.0

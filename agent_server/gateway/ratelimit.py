@@ -1,4 +1,4 @@
-"""Per-key plan limits on /v1: the service's one limiter (``agent_server/ratelimit.py``, GCRA) with
+"""Per-key plan limits on /v1: the service's one limiter (``agent_server/policies/ratelimit.py``, GCRA) with
 the gateway's ``X-RateLimit-*`` headers.
 
 A key of ``limit`` requests per window gets at most ``limit`` at once and then one more every
@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from agent_server.clock import Clock
-from agent_server.errors import RateLimited
-from agent_server.ratelimit import Limiter
-from agent_server.retry_guidance import GATEWAY_RESET, after_rate_limit
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import RateLimited
+from agent_server.policies.ratelimit import Limiter
+from agent_server.policies.retry_guidance import GATEWAY_RESET, after_rate_limit
 from agent_server.storage.kv import KV
 
 KEY_PREFIX = "rl:key:"  # + the key id

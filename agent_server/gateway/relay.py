@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 
-from agent_server.errors import AgentError, AuthFailed
+from agent_server.foundation.errors import AgentError, AuthFailed
 from agent_server.gateway.output_limits import check_output_tokens
 from agent_server.gateway.request_log_bodies import Answer as Said
 from agent_server.gateway.request_log_bodies import body_row, new_token

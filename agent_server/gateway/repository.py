@@ -19,11 +19,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.accounts import roles
-from agent_server.errors import Conflict, NotFound, ValidationFailed
+from agent_server.foundation.errors import Conflict, NotFound, ValidationFailed
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway import keys
 from agent_server.gateway.tables import ApiKey, PlanRecord, ProviderKey, Tenant, User, unix
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 # Called with the tenant's count of live keys while no other key of the tenant can be added; raises
 # to refuse one more (the plan's limit, key_admin.py).

@@ -21,13 +21,13 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationIn
 from sqlalchemy import literal_column, select, tuple_
 from sqlalchemy.sql import Select
 
-from agent_server.errors import NotFound, ValidationFailed
+from agent_server.foundation.errors import NotFound, ValidationFailed
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.key_settings import Moment
 from agent_server.gateway.request_log_bodies import body_of
 from agent_server.gateway.spend import minor
 from agent_server.gateway.tables import ApiKey, RequestBody, UsageRecord, unix
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 # What the usage rows' ``endpoint`` holds (http_facade/routes/gateway_*.py, admin_playground.py).
 ENDPOINTS = (
@@ -46,7 +46,7 @@ STATUS_CLASSES = {"2xx": 2, "4xx": 4, "5xx": 5}
 CACHE_BACKEND = "cache"  # response_cache.CACHE_BACKEND: a row answered from the response cache
 PLAYGROUND_KEY = "playground"  # the key id of playground rows (admin_playground.py)
 NO_CONTROL = r"^[^\x00-\x1f\x7f]+$"  # PostgreSQL text holds no NUL; ids and models hold no control characters
-# What the edge passes on as a request id (agent_server/request_context.py): no other id is in the log.
+# What the edge passes on as a request id (agent_server/foundation/request_context.py): no other id is in the log.
 REQUEST_ID_PATTERN = r"^[A-Za-z0-9._:/+=@-]{1,128}$"
 EARLIEST, LATEST = datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC)
 RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?(Z|z|[+-]\d\d:\d\d)").fullmatch

@@ -19,11 +19,11 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from agent_server.clock import Clock
-from agent_server.errors import AgentError
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AgentError
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import RequestBody
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 MAX_BODY_CHARS = 65_536  # per body; longer ones are cut and the row says ``truncated``
 MAX_RETENTION_DAYS = 90

@@ -22,12 +22,12 @@ import logging
 from collections import OrderedDict
 from typing import Protocol
 
-from agent_server.clock import Clock
-from agent_server.errors import AgentError
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AgentError
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.relay import Exchange, Streamed
 from agent_server.llm.types import CHAT, EMBEDDINGS, Answer, Call, Usage
-from agent_server.settings import Settings
 from agent_server.storage.kv import KV, RedisKV
 
 log = logging.getLogger("agentgate.gateway")

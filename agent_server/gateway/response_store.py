@@ -15,12 +15,12 @@ from pydantic_core import from_json, to_json
 from sqlalchemy import delete
 from sqlmodel import col
 
-from agent_server.clock import Clock
+from agent_server.capabilities.services import Services
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.response_tables import StoredResponse
 from agent_server.gateway.tables import unix
-from agent_server.services import Services
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 
 class Stored:

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from agent_server.gateway.chat import EventSource
 from agent_server.gateway.relay import Streamed
 from agent_server.gateway.response_store import ResponseStore, Stored

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_server.errors import ModelNotFound, ValidationFailed
+from agent_server.foundation.errors import ModelNotFound, ValidationFailed
 from agent_server.gateway.model_table import ModelTable
 from agent_server.llm.types import Call
 

@@ -12,7 +12,10 @@ from typing import Any, NamedTuple
 from agent_server.accounts.roles import Access
 from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.sso.enforcement import is_enforced
-from agent_server.errors import AuthFailed, PermissionDenied, QuotaExceeded
+from agent_server.capabilities.services import Services
+from agent_server.foundation.errors import AuthFailed, PermissionDenied, QuotaExceeded
+from agent_server.foundation.request_context import REQUEST_ID
+from agent_server.foundation.tasks import stop_tasks
 from agent_server.gateway import model_access
 from agent_server.gateway import repository as repo
 from agent_server.gateway.auth import KeyAuthenticator, KeyPrincipal
@@ -31,13 +34,10 @@ from agent_server.gateway.ratelimit import RateLimiter
 from agent_server.gateway.tables import ApiKey, User
 from agent_server.gateway.tokens import AdminClaims, TokenService, bearer_challenge, signing_secret
 from agent_server.gateway.usage import UsageRow, UsageWriter
-from agent_server.instruments import INSTRUMENTS
 from agent_server.llm.types import LLMBackend
-from agent_server.request_context import REQUEST_ID
-from agent_server.services import Services
+from agent_server.observability.instruments import INSTRUMENTS
+from agent_server.policies.versions import CURRENT_VERSION
 from agent_server.storage.kv import RedisKV
-from agent_server.tasks import stop_tasks
-from agent_server.versions import CURRENT_VERSION
 
 log = logging.getLogger("agentgate.gateway")
 METERED_SCOPES = frozenset({"chat", "embeddings"})  # the scopes whose requests spend a budget

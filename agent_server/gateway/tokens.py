@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import jwt
 
-from agent_server.clock import Clock
-from agent_server.errors import AuthFailed, ExpiredToken
-from agent_server.secret_files import load_or_create
-from agent_server.settings import Settings
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AuthFailed, ExpiredToken
+from agent_server.foundation.secret_files import load_or_create
+from agent_server.foundation.settings import Settings
 
 ALGORITHM = "HS256"
 TOKEN_TYPE = "at+jwt"  # explicit typing: another JWT of ours can never pass as an admin token

@@ -30,9 +30,9 @@ from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy import bindparam, insert, or_, update
 
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import ApiKey, RequestBody, UsageRecord
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 log = logging.getLogger("agentgate.usage")
 USAGE_LOG = "usage:log"

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from agent_server.billing.money import to_minor
+from agent_server.foundation.timeutil import iso, month_bounds
 from agent_server.gateway.spend import USAGE
 from agent_server.gateway.tables import ApiKey, PlanRecord, Tenant, UsageRecord
 from agent_server.gateway.usage_totals import Totals, sum_columns
-from agent_server.timeutil import iso, month_bounds
 
 if TYPE_CHECKING:
     from agent_server.gateway.service import Gateway

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 
 EARLIEST = date(1970, 1, 1)
 LATEST = date.max - timedelta(days=1)  # 9999-12-30: the period ends at the next midnight

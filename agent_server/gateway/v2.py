@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agent_server.errors import AgentError, ModelNotFound
+from agent_server.foundation.errors import AgentError, ModelNotFound
 from agent_server.gateway.chat import StreamStyle, error_event
 from agent_server.gateway.service import Caller, Gateway
 from agent_server.llm.types import Call, Chunk

@@ -17,8 +17,10 @@ from typing import Any, NamedTuple
 from jsonrpcserver import JsonRpcError, Result, Success, async_dispatch_to_serializable
 from pydantic import ValidationError
 
-from agent_server.context import Principal
-from agent_server.errors import AgentError, PermissionDenied, ValidationFailed
+from agent_server.capabilities.context import Principal
+from agent_server.capabilities.registry import Registry
+from agent_server.foundation.errors import AgentError, PermissionDenied, ValidationFailed
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.service import Gateway
 from agent_server.internal_rpc.methods import (
     BridgeMethods,
@@ -30,8 +32,6 @@ from agent_server.internal_rpc.methods import (
     UsageReport,
 )
 from agent_server.internal_rpc.signing import SignatureVerifier
-from agent_server.registry import Registry
-from agent_server.settings import Settings
 
 log = logging.getLogger("agentgate.internal_rpc")
 Handler = Callable[[Principal, Any], Awaitable[dict[str, Any]]]

@@ -11,14 +11,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_server.context import Principal, ToolContext
-from agent_server.errors import AgentError, NotFound, ValidationFailed
+from agent_server.capabilities.context import Principal, ToolContext
+from agent_server.capabilities.registry import Registry
+from agent_server.foundation.errors import AgentError, NotFound, ValidationFailed
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway import repository
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.plans import PlanInfo
 from agent_server.gateway.service import Caller, Gateway
-from agent_server.registry import Registry
-from agent_server.timeutil import iso, utc
 
 
 class Params(BaseModel):

@@ -15,9 +15,9 @@ import hashlib
 import hmac
 import re
 
-from agent_server.clock import Clock
-from agent_server.errors import AuthFailed, Unavailable
-from agent_server.internal_rpc.keys import InternalRpcKey
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AuthFailed, Unavailable
+from agent_server.foundation.settings_rpc import InternalRpcKey
 from agent_server.storage.kv import KV
 
 SEEN_PREFIX = "internal-rpc:seen:"

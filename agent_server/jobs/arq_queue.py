@@ -28,10 +28,10 @@ from arq.cron import cron
 from arq.worker import Worker, create_worker, func
 from redis.exceptions import RedisError
 
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.tasks import stop_tasks
 from agent_server.jobs.runner import JobRunner
-from agent_server.settings import Settings
 from agent_server.storage.kv import KVUnavailable, RedisKV
-from agent_server.tasks import stop_tasks
 
 log = logging.getLogger("agentgate.jobs")
 FUNCTION = "run_job"

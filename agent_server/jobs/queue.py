@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from agent_server.storage.kv import KV, RedisKV
 
 QUEUE = "jobs"

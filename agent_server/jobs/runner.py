@@ -7,7 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_server.errors import AgentError, TimedOut, site_envelope
+from agent_server.foundation.errors import AgentError, TimedOut, site_envelope
 from agent_server.jobs.store import CANCELLED, FAILED, SUCCEEDED, JobStore
 
 log = logging.getLogger("agentgate.jobs")

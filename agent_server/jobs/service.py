@@ -6,6 +6,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from agent_server.foundation.timeutil import utc
 from agent_server.jobs.queue import JobQueue, KVJobQueue
 from agent_server.jobs.runner import JobRunner
 from agent_server.jobs.store import JobStore
@@ -13,7 +14,6 @@ from agent_server.jobs.types import JobTypes
 from agent_server.jobs.worker import Worker
 from agent_server.storage.kv import KVUnavailable
 from agent_server.storage.records import JobRecord
-from agent_server.timeutil import utc
 
 log = logging.getLogger("agentgate.jobs")
 

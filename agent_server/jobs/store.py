@@ -9,11 +9,11 @@ from typing import Any
 from sqlalchemy import delete, update
 from sqlmodel import col, select
 
-from agent_server.clock import Clock
-from agent_server.errors import Conflict, NotFound
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, NotFound
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.storage.db import Database
 from agent_server.storage.records import JobRecord
-from agent_server.timeutil import iso, utc
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = "queued", "running", "succeeded", "failed", "cancelled"
 UNFINISHED = (QUEUED, RUNNING)

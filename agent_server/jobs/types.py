@@ -8,12 +8,12 @@ from typing import Any
 
 import anyio
 
-from agent_server.content import ContentError
-from agent_server.context import ToolContext
-from agent_server.errors import AgentError, ValidationFailed
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import Registry
+from agent_server.foundation.errors import AgentError, ValidationFailed
 from agent_server.jobs.runner import Handler
-from agent_server.knowledge import Knowledge
-from agent_server.registry import Registry
+from agent_server.knowledge.pack import ContentError
+from agent_server.knowledge.search import Knowledge
 
 log = logging.getLogger("agentgate.jobs")
 JOB_TYPES = ("ask", "faq_lookup", "kb_refresh")

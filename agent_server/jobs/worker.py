@@ -8,9 +8,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from agent_server.foundation.tasks import stop_tasks
 from agent_server.jobs.queue import KVJobQueue
 from agent_server.jobs.runner import JobRunner
-from agent_server.tasks import stop_tasks
 
 log = logging.getLogger("agentgate.jobs")
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from agent_server.errors import UpstreamFailed
+from agent_server.foundation.errors import UpstreamFailed
 from agent_server.llm.tokens import count_tokens, prompt_tokens
 from agent_server.llm.types import (
     CHAT,

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from agent_server.errors import UpstreamFailed
+from agent_server.foundation.errors import UpstreamFailed
 from agent_server.llm.types import Usage
 from agent_server.llm.wire import new_id
 

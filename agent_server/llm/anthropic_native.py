@@ -21,15 +21,15 @@ import httpx
 from pydantic import SecretStr
 from pydantic_core import from_json
 
-from agent_server.errors import TimedOut, UpstreamFailed
+from agent_server.foundation.errors import TimedOut, UpstreamFailed
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.llm.anthropic_translate import MESSAGES, prompt_tokens
-from agent_server.llm.config import UpstreamConfig
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.sse import Event, upstream_error
 from agent_server.llm.tokens import count_tokens
 from agent_server.llm.types import Answer, Call, Chunk, RawHeaders, Usage
+from agent_server.llm.upstream_telemetry import observed_relay, observed_stream
 from agent_server.llm.wire import ModelRewriter, sse
-from agent_server.upstream_telemetry import observed_relay, observed_stream
 
 ANTHROPIC_VERSION = "2023-06-01"  # the API version every Anthropic-compatible server accepts
 _VERSION = (b"anthropic-version", ANTHROPIC_VERSION.encode())

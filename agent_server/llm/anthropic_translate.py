@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from agent_server.llm.tokens import MESSAGE_FRAMING, count_tokens, messages_tokens, text_of
 
 MESSAGES = "messages"  # the relay endpoint of the Messages API: its path under an upstream's base URL

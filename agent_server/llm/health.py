@@ -22,11 +22,11 @@ from typing import Any
 
 import httpx
 
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import MOCK_BACKEND, UpstreamConfig
+from agent_server.foundation.tasks import stop_tasks
 from agent_server.llm.anthropic_native import ANTHROPIC_VERSION
-from agent_server.llm.config import MOCK_BACKEND, UpstreamConfig
 from agent_server.llm.transport import TransportKind, upstream_transport
-from agent_server.settings import Settings
-from agent_server.tasks import stop_tasks
 
 log = logging.getLogger("agentgate.llm")
 EXTRAS_KEY = "upstream_health"  # where the app's monitor hangs in ``services.extras``

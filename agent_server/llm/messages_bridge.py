@@ -16,7 +16,7 @@ from contextlib import aclosing
 
 from pydantic_core import to_json
 
-from agent_server.errors import UpstreamFailed
+from agent_server.foundation.errors import UpstreamFailed
 from agent_server.llm.adapter import relay_of
 from agent_server.llm.anthropic_answer import message_of
 from agent_server.llm.anthropic_stream import MessageEvents

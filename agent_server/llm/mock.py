@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from agent_server.llm.adapter import chat_call, completion_of, typed_deltas
 from agent_server.llm.mock_chat import chat_answer, chat_chunks
 from agent_server.llm.mock_responses import response_answer, response_events

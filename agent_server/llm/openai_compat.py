@@ -28,9 +28,10 @@ from typing import Literal
 import httpx
 from pydantic_core import from_json, to_json
 
-from agent_server.errors import AgentError, TimedOut, Unavailable, UpstreamFailed, ValidationFailed
+from agent_server.foundation.errors import AgentError, TimedOut, Unavailable, UpstreamFailed, ValidationFailed
+from agent_server.foundation.request_context import REQUEST_ID
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.llm.adapter import chat_call, completion_of, typed_deltas
-from agent_server.llm.config import UpstreamConfig
 from agent_server.llm.dialects import DIALECTS
 from agent_server.llm.sse import EventReader, RelayState, StreamState, upstream_error
 from agent_server.llm.tokens import estimate
@@ -48,9 +49,8 @@ from agent_server.llm.types import (
     Delta,
     RawHeaders,
 )
+from agent_server.llm.upstream_telemetry import observed_relay, observed_stream
 from agent_server.llm.wire import ModelRewriter
-from agent_server.request_context import REQUEST_ID
-from agent_server.upstream_telemetry import observed_relay, observed_stream
 
 log = logging.getLogger("agentgate.llm")
 TransportKind = Literal["pooled", "httpx"]

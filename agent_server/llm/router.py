@@ -18,16 +18,16 @@ from typing import TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from agent_server.clock import Clock
-from agent_server.errors import ModelNotFound, TimedOut, Unavailable, UpstreamFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import ModelNotFound, TimedOut, Unavailable, UpstreamFailed
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import MOCK_BACKEND, RouteEntry
 from agent_server.llm.anthropic_native import upstream_class
-from agent_server.llm.config import MOCK_BACKEND, RouteEntry
 from agent_server.llm.messages_bridge import relay_for
 from agent_server.llm.mock import MockBackend
 from agent_server.llm.routing import RoutingTable, seed_routes
 from agent_server.llm.store import ensure_seeded, read_revision, read_table
 from agent_server.llm.types import Answer, Call, ChatRequest, Chunk, Completion, Delta, LLMBackend
-from agent_server.settings import Settings
 from agent_server.storage.db import Database
 
 log = logging.getLogger("agentgate.llm")

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from agent_server.llm.config import MOCK_BACKEND, RouteEntry, UpstreamConfig
+from agent_server.foundation.settings_llm import MOCK_BACKEND, RouteEntry, UpstreamConfig
 
 # Catalogue models of this vendor are the built-in mock models: always routable to the mock.
 MOCK_VENDOR = "agentgate"

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from pydantic_core import from_json
 
-from agent_server.errors import UpstreamFailed
+from agent_server.foundation.errors import UpstreamFailed
 from agent_server.llm.dialects import DIALECTS
 from agent_server.llm.tokens import estimate
 from agent_server.llm.types import RESPONSES, Call, Chunk

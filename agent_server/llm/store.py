@@ -10,7 +10,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agent_server.llm.config import RouteEntry
+from agent_server.foundation.settings_llm import RouteEntry
 from agent_server.llm.routing import RoutingTable, same_routes
 from agent_server.llm.tables import STATE_ROW_ID, LLMRouteRecord, LLMRoutingState
 from agent_server.storage.db import Database

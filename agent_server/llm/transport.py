@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import httpx
 
-from agent_server.llm.config import UpstreamConfig
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.llm.egress import Proxy, authority, environment_proxy, tls_context
 from agent_server.llm.http1 import Connection
 

@@ -16,8 +16,8 @@ from email import errors, policy
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from agent_server.deployment import DeploymentError
-from agent_server.settings import Settings
+from agent_server.foundation.errors import DeploymentError
+from agent_server.foundation.settings import Settings
 
 SETTING = "AGENTGATE_SMTP_URL"
 # scheme: (default port, start_tls as aiosmtplib takes it (None: when offered), implicit TLS)

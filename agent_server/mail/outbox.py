@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agent_server.admin.crypto import SecretBox
-from agent_server.gateway.keys import new_id
+from agent_server.foundation.ids import new_id
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.timeutil import utc
 from agent_server.mail.tables import MAIL_PENDING, OutboxMail
-from agent_server.timeutil import utc
 
 
 @dataclass(frozen=True, slots=True)

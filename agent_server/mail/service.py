@@ -11,17 +11,17 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from agent_server.admin.crypto import SecretBox
-from agent_server.clock import Clock
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.tasks import stop_tasks
 from agent_server.mail.config import ehlo_name, parse_smtp_url, sender_address
 from agent_server.mail.folder import FolderTransport
 from agent_server.mail.outbox import Mail, enqueue
 from agent_server.mail.smtp import SmtpTransport
 from agent_server.mail.transport import Transport
 from agent_server.mail.worker import MailWorker
-from agent_server.settings import Settings
 from agent_server.storage.db import Database
-from agent_server.tasks import stop_tasks
 
 log = logging.getLogger("agentgate.mail")
 OUTBOX_FOLDER = "outbox"

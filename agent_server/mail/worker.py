@@ -20,15 +20,15 @@ from email.message import EmailMessage
 
 from sqlalchemy import or_, select, update
 
-from agent_server.admin.crypto import SecretBox
-from agent_server.clock import Clock
-from agent_server.errors import AgentError
-from agent_server.instruments import INSTRUMENTS
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AgentError
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.timeutil import utc
 from agent_server.mail.message import compose
 from agent_server.mail.tables import MAIL_FAILED, MAIL_PENDING, MAIL_SENT, OutboxMail
 from agent_server.mail.transport import DeliveryFailed, Transport
+from agent_server.observability.instruments import INSTRUMENTS
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 log = logging.getLogger("agentgate.mail")
 M = OutboxMail

@@ -9,8 +9,8 @@ leaving the organisation or losing a role that may use the gateway (owner, admin
 from __future__ import annotations
 
 from agent_server.accounts.roles import BUILDERS
-from agent_server.clock import Clock
-from agent_server.context import Principal
+from agent_server.capabilities.context import Principal
+from agent_server.foundation.clock import Clock
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.plans import PlanCatalog
 from agent_server.gateway.tables import Tenant, User, unix

@@ -16,13 +16,13 @@ from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidClientMetadataError
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 
-from agent_server.gateway.keys import new_id
+from agent_server.foundation.ids import new_id
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import unix
 from agent_server.oauth.bridge import run
 from agent_server.oauth.models import Token, digest
 from agent_server.oauth.server import SCOPES
 from agent_server.oauth.tables import OAuthClient
-from agent_server.timeutil import utc
 
 MAX_REDIRECT_URIS = 5
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")

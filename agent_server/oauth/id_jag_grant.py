@@ -16,8 +16,8 @@ from typing import Any
 from authlib.oauth2.rfc6749.errors import InvalidGrantError, InvalidRequestError, UnauthorizedClientError
 from authlib.oauth2.rfc6749.grants import BaseGrant, TokenEndpointMixin
 
-from agent_server.errors import AgentError
-from agent_server.gateway.keys import new_id
+from agent_server.foundation.errors import AgentError
+from agent_server.foundation.ids import new_id
 from agent_server.oauth.bridge import run
 from agent_server.oauth.models import Owner
 from agent_server.oauth.store import Issued

@@ -10,7 +10,9 @@ from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc6749 import OAuth2Error
 
-from agent_server.errors import NotFound
+from agent_server.capabilities.services import Services
+from agent_server.foundation.errors import NotFound
+from agent_server.foundation.timeutil import iso
 from agent_server.gateway.service import Gateway
 from agent_server.oauth.access import AccessTokens
 from agent_server.oauth.bridge import JsonOAuthRequest, OAuthRequest, in_thread
@@ -20,8 +22,6 @@ from agent_server.oauth.metadata_documents import MetadataDocuments
 from agent_server.oauth.models import Owner
 from agent_server.oauth.server import ACCESS_PREFIX, Server
 from agent_server.oauth.store import OAuthStore
-from agent_server.services import Services
-from agent_server.timeutil import iso
 from agent_server.webhooks.url_guard import UrlGuard
 
 EXTRAS_KEY = "oauth"

@@ -12,12 +12,12 @@ from typing import Any
 
 from sqlalchemy import and_, delete, select, update
 
-from agent_server.clock import Clock
-from agent_server.gateway.keys import new_id
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.ids import new_id
+from agent_server.foundation.timeutil import utc
 from agent_server.oauth.models import Code, Owner, Token, digest
 from agent_server.oauth.tables import OAuthClient, OAuthCode, OAuthConsent, OAuthToken
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 CODE_SECONDS = 60
 ACCESS_SECONDS = 900

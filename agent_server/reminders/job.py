@@ -17,18 +17,18 @@ from contextlib import asynccontextmanager
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from agent_server.admin.crypto import SecretBox
-from agent_server.clock import Clock
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.tasks import stop_tasks
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import ApiKey, Tenant, User
 from agent_server.mail.outbox import enqueue
+from agent_server.policies.versions import POLICY_PATH, ApiVersion, VersionRegistry
 from agent_server.reminders.mail import KeyUse, reminder_mail
 from agent_server.reminders.recent import RecentPins
 from agent_server.reminders.schedule import due_milestone
 from agent_server.reminders.tables import VersionReminder
 from agent_server.storage.db import Database
-from agent_server.tasks import stop_tasks
-from agent_server.timeutil import utc
-from agent_server.versions import POLICY_PATH, ApiVersion, VersionRegistry
 
 log = logging.getLogger("agentgate.reminders")
 TENANT_ADMIN = "tenant:admin"

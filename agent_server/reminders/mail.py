@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from agent_server.mail.outbox import Mail
+from agent_server.policies.versions import ApiVersion, http_date
 from agent_server.reminders.schedule import FINAL
-from agent_server.versions import ApiVersion, http_date
 
 KIND = "version_reminder"
 

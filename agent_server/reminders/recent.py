@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 
 from sqlalchemy import func, select
 
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import UsageRecord
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 USAGE = UsageRecord.__table__.c  # type: ignore[attr-defined]
 WINDOW_SECONDS = 30 * 86400  # "key holders using the old version": requests of the last 30 days

@@ -7,7 +7,7 @@ import calendar
 from datetime import datetime, timedelta
 from typing import Literal, NamedTuple
 
-from agent_server.versions import FINAL_NOTICE_SECONDS, ApiVersion
+from agent_server.policies.versions import FINAL_NOTICE_SECONDS, ApiVersion
 
 MONTH_6: Literal["month_6"] = "month_6"
 FINAL: Literal["final"] = "final"

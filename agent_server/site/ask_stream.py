@@ -14,11 +14,11 @@ import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agent_server import ask
-from agent_server.errors import AgentError, site_envelope
-from agent_server.knowledge import Knowledge
+from agent_server.foundation.errors import AgentError, site_envelope
+from agent_server.knowledge import ask
+from agent_server.knowledge.search import Knowledge
+from agent_server.knowledge.weather import WeatherProvider
 from agent_server.llm.types import Delta, LLMBackend
-from agent_server.weather import WeatherProvider
 
 log = logging.getLogger("agentgate.ask")
 Event = tuple[str, dict[str, Any]]

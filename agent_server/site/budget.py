@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 
-from agent_server.errors import Unavailable
+from agent_server.foundation.errors import Unavailable
 from agent_server.llm.types import ChatRequest, Completion, Delta, LLMBackend, Usage
-from agent_server.ratelimit import Limiter, Policy
+from agent_server.policies.ratelimit import Limiter, Policy
 
 SUBJECT = "site"
 

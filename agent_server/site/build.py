@@ -11,22 +11,22 @@ from dataclasses import dataclass
 from agent_server.billing.checkout import Checkout
 from agent_server.billing.config import billing_provider
 from agent_server.billing.port import BillingProvider
-from agent_server.context import ANONYMOUS, ToolContext
+from agent_server.capabilities.context import ANONYMOUS, ToolContext
+from agent_server.capabilities.registry import Registry
+from agent_server.capabilities.services import Services
+from agent_server.foundation.tasks import stop_tasks
 from agent_server.gateway.request_log_bodies import BodyRetention
 from agent_server.gateway.response_store import ResponseStore
-from agent_server.idempotency import IdempotencyStore
 from agent_server.jobs.queue import make_queue
 from agent_server.jobs.runner import JobRunner
 from agent_server.jobs.service import Consumer, Jobs
 from agent_server.jobs.store import JobStore
 from agent_server.jobs.types import JobTypes
-from agent_server.ratelimit import Limiter, Policy
-from agent_server.registry import Registry
-from agent_server.services import Services
+from agent_server.policies.idempotency import IdempotencyStore
+from agent_server.policies.ratelimit import Limiter, Policy
 from agent_server.site.budget import SiteLLM
 from agent_server.site.chat_token import ChatTokens, load_or_create_secret
 from agent_server.site.subscriptions import Subscriptions
-from agent_server.tasks import stop_tasks
 
 HOUR = 3600
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from agent_server.content import ContentPack
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
+from agent_server.knowledge.pack import ContentPack
 from agent_server.site.leads import API_PATH as CALL_API_PATH
 from agent_server.site.leads import PAGE_PATH as CALL_PAGE_PATH
 from agent_server.site.leads import form_fields

@@ -17,9 +17,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_server import ask
-from agent_server.errors import ModelNotFound
-from agent_server.knowledge import Knowledge
+from agent_server.foundation.errors import ModelNotFound
+from agent_server.knowledge import ask
+from agent_server.knowledge.search import Knowledge
 from agent_server.llm.types import ChatMessage, ChatRequest, LLMBackend
 
 ChatMode = Literal["chat", "faq", "concise"]

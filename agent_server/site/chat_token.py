@@ -16,10 +16,10 @@ import secrets
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from agent_server.clock import Clock
-from agent_server.errors import AuthFailed, ExpiredToken, PermissionDenied
-from agent_server.secret_files import load_or_create
-from agent_server.settings import Settings
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AuthFailed, ExpiredToken, PermissionDenied
+from agent_server.foundation.secret_files import load_or_create
+from agent_server.foundation.settings import Settings
 
 SECRET_FILE = "chat_token.secret"
 

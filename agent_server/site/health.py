@@ -14,9 +14,9 @@ from typing import Any
 
 import anyio
 
+from agent_server.capabilities.services import Services
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.llm.health import upstream_health
-from agent_server.services import Services
-from agent_server.timeutil import iso, utc
 
 MEDIA_TYPE = "application/health+json"
 STATUS_CODES = {"pass": 200, "warn": 200, "fail": 503}

@@ -18,15 +18,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 from sqlmodel import col, select
 
-from agent_server.clock import Clock
-from agent_server.content import ContentPack
-from agent_server.errors import ValidationFailed
-from agent_server.knowledge import Knowledge
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.timeutil import iso, utc
+from agent_server.knowledge.pack import ContentPack
+from agent_server.knowledge.search import Knowledge
 from agent_server.mail.outbox import Mail, enqueue
 from agent_server.mail.service import Mailer
 from agent_server.site.tables import LeadRecord
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 
 OTHER = "other"
 PAGE_PATH = "/catalogue/discovery-call"  # the page with the form

@@ -20,13 +20,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from agent_server.accounts import links
-from agent_server.clock import Clock
-from agent_server.errors import Unavailable
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Unavailable
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.mail.outbox import Mail, enqueue
 from agent_server.mail.service import Mailer
 from agent_server.site.tables import SubscriptionRecord
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 
 ListName = Literal["newsletter", "waitlist"]
 PENDING, ACTIVE = "pending", "active"

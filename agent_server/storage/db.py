@@ -11,7 +11,7 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 
 # Timestamps are stored as UTC wall time; pin the session time zone so the server's setting cannot shift them.
 POSTGRES_CONNECT_ARGS = {"connect_timeout": 3, "options": "-c timezone=UTC"}

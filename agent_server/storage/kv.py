@@ -1,7 +1,7 @@
 """Shared state behind one small interface: values with TTL, atomic counters, queues.
 
 ``MemoryKV`` keeps everything in the process (the embedded default); ``RedisKV`` shares it across
-processes and hosts. Both pass the same contract tests (tests/agent_server/test_kv.py).
+processes and hosts. Both pass the same contract tests (tests/storage/test_kv.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Coroutine
 from typing import Any, Protocol, TypeVar
 
-from agent_server.clock import Clock, SystemClock
+from agent_server.foundation.clock import Clock, SystemClock
 from agent_server.storage.breaker import Breaker
 
 log = logging.getLogger("agentgate.kv")

@@ -8,7 +8,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from agent_server.storage.db import POSTGRES_CONNECT_ARGS, install_sqlite_pragmas, prepare_sqlite_dir
 
 MIGRATIONS = Path(__file__).parent / "migrations"

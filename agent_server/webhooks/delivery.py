@@ -22,10 +22,10 @@ from datetime import datetime, timedelta
 import httpx
 from sqlalchemy import or_, select, update
 
-from agent_server.admin.crypto import SecretBox
-from agent_server.clock import Clock
-from agent_server.errors import AgentError
-from agent_server.instruments import INSTRUMENTS
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AgentError
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.observability.instruments import INSTRUMENTS
 from agent_server.storage.db import Database
 from agent_server.webhooks.repository import utc
 from agent_server.webhooks.signing import HEADER_PREFIX, signature_headers

@@ -1,6 +1,6 @@
 """From the internal event bus to durable webhook deliveries.
 
-The dispatcher is a *durable* subscriber of agent_server/events.py: ``publish`` awaits it, so the
+The dispatcher is a *durable* subscriber of agent_server/foundation/events.py: ``publish`` awaits it, so the
 delivery rows are committed before the publishing request (e.g. ``POST /admin/keys/rotate``)
 answers. A crash after that loses nothing: the worker finds the rows on the next start.
 """
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent_server.events import Event, EventBus
+from agent_server.foundation.events import Event, EventBus
 from agent_server.webhooks.repository import EVENT_TYPES, WebhookRepository
 
 

@@ -14,11 +14,11 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
-from agent_server.admin.crypto import SecretBox
-from agent_server.clock import Clock
-from agent_server.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.timeutil import utc  # also imported from here by the admin modules
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc  # also imported from here by the admin modules
 from agent_server.webhooks.signing import new_secret
 from agent_server.webhooks.tables import (
     DELIVERY_PENDING,

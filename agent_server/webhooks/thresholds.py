@@ -15,12 +15,12 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from agent_server.admin.tables import UsageThresholdHitRecord, UsageThresholdRecord
-from agent_server.clock import Clock
-from agent_server.errors import ValidationFailed
-from agent_server.events import EventBus
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.events import EventBus
+from agent_server.foundation.timeutil import month_bounds, utc
 from agent_server.gateway.tables import PlanRecord, Tenant, UsageRecord
 from agent_server.storage.db import Database
-from agent_server.timeutil import month_bounds, utc
 from agent_server.webhooks.dispatcher import UsageThresholdReached
 
 DEFAULT_PERCENTS = (80, 100)

@@ -28,8 +28,8 @@ import httpx
 import idna
 
 from agent_server.accounts.sso.dns_txt import resolver as dns_resolver
-from agent_server.errors import ValidationFailed
-from agent_server.tls import public_ca_context
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.tls import public_ca_context
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]

@@ -23,9 +23,9 @@ from typing import Any
 import uvloop
 from fastapi import FastAPI
 
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.gateway import provision
-from agent_server.llm.config import UpstreamConfig
-from agent_server.settings import Settings
 from http_facade.app import create_app
 
 PATH = b"/v1/chat/completions"

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import SecretStr
 
-from agent_server.clock import SystemClock
-from agent_server.llm.config import RouteEntry, UpstreamConfig
+from agent_server.foundation.clock import SystemClock
+from agent_server.foundation.settings_llm import RouteEntry, UpstreamConfig
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.router import Router
 from agent_server.llm.types import ChatRequest

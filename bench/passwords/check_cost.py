@@ -25,8 +25,8 @@ from typing import TypeVar
 
 from agent_server.accounts import breach
 from agent_server.accounts.password_policy import PasswordPolicy
-from agent_server.errors import ValidationFailed
-from agent_server.settings import Settings
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.settings import Settings
 
 T = TypeVar("T")
 SUBSTITUTIONS = "4@8({[<3691!|70$5+%2"

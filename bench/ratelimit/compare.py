@@ -1,4 +1,4 @@
-"""Our GCRA limiter (agent_server/ratelimit.py) against the `limits` library, for the same limits.
+"""Our GCRA limiter (agent_server/policies/ratelimit.py) against the `limits` library, for the same limits.
 
 Run: ``.venv/bin/python bench/ratelimit/compare.py [--checks 20000] [--tasks 64] [--redis URL]``.
 Prints two Markdown tables: the cost of one check (in process and on Redis), and what a burst gets
@@ -27,8 +27,8 @@ from limits.aio.storage import memory as limits_memory
 from limits.aio.storage.redis import redispy as limits_redispy
 from redis.asyncio.connection import AbstractConnection
 
-from agent_server.clock import Clock, ManualClock, SystemClock
-from agent_server.ratelimit import Limiter
+from agent_server.foundation.clock import Clock, ManualClock, SystemClock
+from agent_server.policies.ratelimit import Limiter
 from agent_server.storage.kv import MemoryKV, RedisKV
 
 PREFIX = "bench:rl:"

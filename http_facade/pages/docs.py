@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from agent_server.errors import DOCS_PATH
+from agent_server.foundation.errors import DOCS_PATH
 from http_facade.deps import SettingsDep
 from http_facade.errors import JSON_UTF8
 from http_facade.pages.error_catalogue import catalogue_document, error_groups, error_types

@@ -1,6 +1,6 @@
 """The error catalogue behind ``/docs/errors``: every error type of the tree and every code.
 
-Types come from the error tree itself (``agent_server/errors.py``); codes, with their meaning and
+Types come from the error tree itself (``agent_server/foundation/errors.py``); codes, with their meaning and
 remedy, from ``error_codes.yaml`` beside this module. Each code is one anchor, so the
 ``documentation_url`` of every error (``/docs/errors#<code>``) lands on its explanation.
 """
@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-from agent_server import errors
-from agent_server.errors import DOCS_PATH, AgentError
+from agent_server.foundation import errors
+from agent_server.foundation.errors import DOCS_PATH, AgentError
 
 CATALOGUE_FILE = Path(__file__).with_name("error_codes.yaml")
 
@@ -86,7 +86,9 @@ def error_types() -> tuple[ErrorType, ...]:
 def _error_class(name: str) -> type[AgentError]:
     cls = getattr(errors, name, None)
     if not (isinstance(cls, type) and issubclass(cls, AgentError)):
-        raise ValueError(f"{CATALOGUE_FILE.name}: '{name}' is no error class of agent_server/errors.py")
+        raise ValueError(
+            f"{CATALOGUE_FILE.name}: '{name}' is no error class of agent_server/foundation/errors.py"
+        )
     return cls
 
 

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from agent_server.errors import DOCS_PATH, AgentError
+from agent_server.foundation.errors import DOCS_PATH, AgentError
 from http_facade.pages.negotiation import wants_html
 from http_facade.pages.templating import render
 

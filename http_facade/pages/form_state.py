@@ -18,7 +18,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agent_server.errors import AgentError, ValidationFailed
+from agent_server.foundation.errors import AgentError, ValidationFailed
 
 # Never sent back into a page: the browser's password manager fills these again, a page never does.
 SECRET_FIELDS = frozenset({"password", "current_password", "new_password", "csrf_token", "credential"})

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
-from agent_server import ask as ask_core
+from agent_server.knowledge import ask as ask_core
 from agent_server.site.subscriptions import CONFIRM_PAGE, SubscribeBody, subscription_view
 from http_facade.pages.form_state import FormState, redisplays
 from http_facade.pages.limits import count_page_hit

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from agent_server.ratelimit import Usage
+from agent_server.policies.ratelimit import Usage
 from agent_server.site.build import Site
 from http_facade.deps import client_ip
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_server.retry_guidance import RATE_LIMITED
+from agent_server.policies.retry_guidance import RATE_LIMITED
 
 SITE_ERROR = {"$ref": "#/components/schemas/SiteError"}
 HTML_TEXT = {"schema": {"type": "string"}}

@@ -15,7 +15,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from http_facade.errors import validation_error
 from http_facade.pages.error_page import error_page
 from http_facade.pages.form_state import REDISPLAYED_STATUSES, FormState, in_words, redisplay_of, sent_form

@@ -10,7 +10,7 @@ from __future__ import annotations
 from starlette.requests import Request
 
 from agent_server.accounts.passkey_relying_party import origin_of
-from agent_server.errors import PermissionDenied
+from agent_server.foundation.errors import PermissionDenied
 
 CSP_REPORT_PATH = "/admin/csp-report/"
 CSP_DIRECTIVES = (

@@ -11,9 +11,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from agent_server.gateway.plans import subscription_plans
+from agent_server.policies.versions import CURRENT_VERSION
 from agent_server.site.build import Site
 from agent_server.site.health import health
-from agent_server.versions import CURRENT_VERSION
 from http_facade.deps import ServicesDep
 from http_facade.pages.negotiation import VARY_ACCEPT
 from http_facade.pages.openapi import page_responses

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_server.admin.audit import LOGIN_FAILED
 from agent_server.admin.wiring import admin_services
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from agent_server.gateway import repository as gateway_repo
 from agent_server.webhooks.repository import iso
 from http_facade.routes.admin_common import AUDIT_STATE, ActorDep, AdminDep, require_feature

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 
 from agent_server.admin.wiring import AdminServices, admin_services
-from agent_server.errors import NotFound, PermissionDenied
+from agent_server.foundation.errors import NotFound, PermissionDenied
 from agent_server.gateway.repository import find_tenant
 from agent_server.gateway.tokens import AdminClaims
 from http_facade.deps import client_ip

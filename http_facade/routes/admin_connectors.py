@@ -16,7 +16,7 @@ from fastapi import APIRouter, Body, FastAPI, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_server.admin.connectors import KINDS, ConnectorKind
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.routes.admin_common import ActorDep, AdminDep, audit_note
 
 

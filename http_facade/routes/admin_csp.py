@@ -14,8 +14,8 @@ from typing import Any
 from fastapi import APIRouter, Query, Request, status
 
 from agent_server.admin.csp import parse_reports
-from agent_server.errors import PayloadTooLarge
-from agent_server.ratelimit import Policy
+from agent_server.foundation.errors import PayloadTooLarge
+from agent_server.policies.ratelimit import Policy
 from http_facade.deps import client_ip
 from http_facade.routes.admin_common import AdminDep, PlatformDep
 

@@ -15,7 +15,7 @@ from agent_server.admin.tenant_directory import create_tenant as new_tenant
 from agent_server.billing.contracts import contract_end
 from agent_server.billing.engine import STANDING_GATE
 from agent_server.billing.trial import standing_view
-from agent_server.errors import NotFound, ValidationFailed
+from agent_server.foundation.errors import NotFound, ValidationFailed
 from agent_server.gateway.tables import PlanRecord, Tenant
 from agent_server.webhooks.repository import iso
 from http_facade.routes.admin_common import PlatformDep, audit_note

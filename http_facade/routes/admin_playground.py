@@ -17,11 +17,11 @@ from sse_starlette import EventSourceResponse
 
 from agent_server.admin.realtime import counters
 from agent_server.admin.traces import trace_view
-from agent_server.errors import NotFound
+from agent_server.foundation.errors import NotFound
+from agent_server.foundation.request_context import current_request_id
 from agent_server.gateway import repository as gateway_repo
 from agent_server.gateway.usage import UsageRow
 from agent_server.llm.types import ChatMessage, ChatRequest
-from agent_server.request_context import current_request_id
 from http_facade.routes.admin_common import ActorDep, AdminDep, audit_note
 from wellknown.event_stream import streamed_answer
 

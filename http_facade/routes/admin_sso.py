@@ -18,8 +18,8 @@ from agent_server.accounts.sso.domains import DomainClaims
 from agent_server.accounts.sso.enforcement import plan_has_sso, set_enforced
 from agent_server.accounts.sso.service import Sso, sso_of
 from agent_server.accounts.tables import TenantDomain
+from agent_server.foundation.timeutil import iso
 from agent_server.gateway.repository import find_tenant
-from agent_server.timeutil import iso
 from http_facade.routes.admin_common import ActorDep, audit_note, require_feature
 
 router = APIRouter(tags=["admin: single sign-on"])

@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-from agent_server.errors import Conflict, ValidationFailed
+from agent_server.foundation.errors import Conflict, ValidationFailed
 from agent_server.webhooks.repository import EVENT_TYPES, TEST_EVENT, iso
 from agent_server.webhooks.tables import WebhookAttemptRecord, WebhookDeliveryRecord, WebhookRecord
 from http_facade.routes.admin_common import ActorDep, AdminDep, audit_note, require_feature

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_server.agent_auth.asserted import asserted_keys_of
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from http_facade.deps import client_ip
 from wellknown import oauth
 

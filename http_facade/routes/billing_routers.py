@@ -3,7 +3,7 @@
 ``install_billing(app, billing)`` includes the routers, makes the segment answer in the gateway
 envelope, and connects the sandbox provider's events to our own ``webhooks`` route: an in-process
 HTTP call to the app, so sandbox events pass the same signature check and pipeline as the real
-provider's (agent_server/billing/sandbox_events.py).
+provider's (agent_server/billing/sandbox/events.py).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import httpx
 from fastapi import FastAPI
 
-from agent_server.billing.sandbox import SandboxProvider
-from agent_server.billing.sandbox_events import Deliver
+from agent_server.billing.sandbox.events import Deliver
+from agent_server.billing.sandbox.provider import SandboxProvider
 from agent_server.billing.signing import SIGNATURE_HEADER
 from agent_server.billing.wiring import Billing
 from http_facade.errors import add_gateway_prefix

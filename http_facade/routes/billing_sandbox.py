@@ -22,10 +22,10 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from agent_server.billing.sandbox import SandboxProvider
+from agent_server.billing.sandbox.provider import SandboxProvider
 from agent_server.billing.trial import moment
 from agent_server.billing.urls import SESSION_PLACEHOLDER, origin_of
-from agent_server.errors import NotFound, PaymentRequired
+from agent_server.foundation.errors import NotFound, PaymentRequired
 from http_facade.pages.security import CSP_DIRECTIVES, PAGE_HEADERS
 from http_facade.pages.templating import money_minor, static_url
 from http_facade.routes.billing_common import BillingDep

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from http_facade.routes.admin_common import ActorDep
 from http_facade.routes.billing_common import provider_errors
 from http_facade.routes.billing_webhooks import engine_of

@@ -19,7 +19,8 @@ from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
 from pydantic_core import to_json
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
+from agent_server.foundation.request_context import current_request_id
 from agent_server.gateway.anthropic_body import (
     BETA_PATTERN,
     COUNT_BODY,
@@ -34,7 +35,6 @@ from agent_server.gateway.anthropic_errors import ANTHROPIC_STREAM, anthropic_er
 from agent_server.gateway.relay import Exchange
 from agent_server.gateway.service import Gateway
 from agent_server.llm.anthropic_translate import MESSAGES, prompt_tokens
-from agent_server.request_context import current_request_id
 from http_facade.errors import validation_error
 from http_facade.gateway_deps import api_key_of
 from http_facade.routes.gateway_relay import JSON, DirectRoute, Endpoint, _inline_refs, pinned_version

@@ -17,7 +17,7 @@ from fastapi.routing import APIRoute
 from pydantic import ValidationError
 from starlette.routing import request_response
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from agent_server.gateway.bodies import BODIES, read_call
 from agent_server.gateway.chat import OPENAI_STREAM, StreamStyle, event_stream
 from agent_server.gateway.relay import Exchange, Streamed

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.routing import APIRoute
 from pydantic_core import to_json
 
-from agent_server.errors import NotFound
+from agent_server.foundation.errors import NotFound
 from agent_server.gateway.bodies import read_call
 from agent_server.gateway.chat import RESPONSES_STREAM
 from agent_server.gateway.response_store import ResponseStore, Stored

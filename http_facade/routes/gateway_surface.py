@@ -16,7 +16,7 @@ from typing import NamedTuple
 from fastapi import Request, Response
 from pydantic import ValidationError
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from agent_server.gateway.chat import EventSource, StreamStyle, event_stream
 from agent_server.gateway.relay import Exchange, Streamed
 from agent_server.gateway.response_cache import ResponseCache, run_cached

@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request, Response
 
-from agent_server.errors import NotFound
+from agent_server.foundation.errors import NotFound
 from agent_server.gateway.service import Gateway
 from agent_server.llm.types import CHAT
 from http_facade.gateway_deps import ModelsCaller

@@ -15,12 +15,12 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic_core import to_json
 
-from agent_server.errors import AgentError, NotFound
+from agent_server.foundation.errors import AgentError, NotFound
+from agent_server.foundation.request_context import HEADER, current_request_id, new_request_id
 from agent_server.gateway.bodies import read_call
 from agent_server.gateway.service import Caller, Gateway
 from agent_server.gateway.v2 import CHAT_USAGE, MODELS_USAGE, callable_call, stream_style, with_request_id
 from agent_server.llm.types import CHAT, Call
-from agent_server.request_context import HEADER, current_request_id, new_request_id
 from http_facade.gateway_deps import api_key_of
 from http_facade.routes.gateway_relay import JSON, DirectRoute, Endpoint, pinned_version, request_body
 from http_facade.routes.gateway_surface import Surface, serve

@@ -12,10 +12,10 @@ from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request, Response
 
+from agent_server.capabilities.registry import Registry
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.service import Gateway
 from agent_server.internal_rpc.bridge import InternalBridge, build_internal_bridge
-from agent_server.registry import Registry
-from agent_server.settings import Settings
 
 PATH = "/internal/rpc"
 

@@ -4,7 +4,7 @@
   asks for notifications (a progress token, a 2026-07-28 log level) from a client accepting SSE, and
   every request of a client accepting only ``text/event-stream``, gets an SSE stream (2026-07-28 too).
 - A POST without a JSON Content-Type (curl's form default, none at all) is read as JSON anyway. The
-  body is checked against JSON-RPC first (``agent_server/mcp_jsonrpc.py``): -32700, -32600, -32602.
+  body is checked against JSON-RPC first (``agent_server/mcp/jsonrpc.py``): -32700, -32600, -32602.
 - Stateless by default. With ``AGENTGATE_MCP_SESSIONS`` an ``initialize`` from a client that accepts
   SSE opens a session (``Mcp-Session-Id``): its requests, its ``GET`` stream (resumable with
   ``Last-Event-ID``) and its ``DELETE`` go to the stateful manager; everything else stays stateless.
@@ -27,10 +27,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.routing import Match, Route
 from starlette.types import Message, Receive, Scope, Send
 
-from agent_server.mcp import MCP_PROTOCOL_VERSION, RegistryMCPServer
-from agent_server.mcp_jsonrpc import Refusal, inspect
+from agent_server.foundation.settings import Settings
+from agent_server.mcp.jsonrpc import Refusal, inspect
+from agent_server.mcp.server import MCP_PROTOCOL_VERSION, RegistryMCPServer
 from agent_server.mcp_tenant import CALLER
-from agent_server.settings import Settings
 from http_facade.routes.mcp_callers import MCPCallers
 from http_facade.routes.mcp_transport import SessionManager, as_event_stream, read_body
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from starlette.types import Receive, Scope, Send
 
-from agent_server.context import Principal
+from agent_server.capabilities.context import Principal
 from agent_server.mcp_tenant import TenantTools
 from http_facade.routes.mcp_transport import read_body
 from wellknown.oauth import bearer_challenge

@@ -1,4 +1,4 @@
-"""The ASGI side of the MCP fast path (``agent_server/mcp_fast.py``).
+"""The ASGI side of the MCP fast path (``agent_server/mcp/fast.py``).
 
 ``MCPEndpoint`` (``routes/mcp.py``) checks Host and Origin and picks JSON or SSE answers first; for a
 JSON answer it hands the request here. The gate reads the body, lets the fast path answer, and
@@ -12,9 +12,9 @@ import logging
 
 from starlette.types import Message, Receive, Scope, Send
 
-from agent_server.mcp import RegistryMCPServer
-from agent_server.mcp_fast import MCPFastPath
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
+from agent_server.mcp.fast import MCPFastPath
+from agent_server.mcp.server import RegistryMCPServer
 
 log = logging.getLogger("agentgate.mcp")
 

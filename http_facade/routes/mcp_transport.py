@@ -8,9 +8,9 @@ from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Message, Receive, Send
 
-from agent_server.mcp import RegistryMCPServer
-from agent_server.mcp_event_store import build_event_stores
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
+from agent_server.mcp.event_store import build_event_stores
+from agent_server.mcp.server import RegistryMCPServer
 
 
 class SessionManager(StreamableHTTPSessionManager):

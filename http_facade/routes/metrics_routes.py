@@ -14,11 +14,11 @@ from fastapi import APIRouter, FastAPI, Request
 from pydantic import BaseModel, Field
 from starlette.responses import Response
 
-from agent_server import telemetry
-from agent_server.errors import AuthFailed
-from agent_server.metrics_share import MetricsShare, merge, process_state
-from agent_server.prometheus import render
-from agent_server.services import Services
+from agent_server.capabilities.services import Services
+from agent_server.foundation.errors import AuthFailed
+from agent_server.observability import telemetry
+from agent_server.observability.metrics_share import MetricsShare, merge, process_state
+from agent_server.observability.prometheus import render
 from http_facade.deps import SettingsDep
 
 SHARE_KEY = "metrics_share"  # app.state attribute: this process's MetricsShare, when workers share

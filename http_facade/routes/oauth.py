@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel
 
 from agent_server.oauth.service import Answer, OAuthError, OAuthService
-from agent_server.ratelimit import Policy
+from agent_server.policies.ratelimit import Policy
 from http_facade.deps import client_ip
 from wellknown import oauth
 

@@ -20,9 +20,9 @@ from fastapi import APIRouter, FastAPI, Query, Request
 from pydantic import BaseModel
 from starlette.responses import JSONResponse, Response
 
-from agent_server.errors import ValidationFailed
+from agent_server.capabilities.services import Services
+from agent_server.foundation.errors import ValidationFailed
 from agent_server.llm.health import EXTRAS_KEY, UpstreamHealth, upstream_health
-from agent_server.services import Services
 from http_facade.deps import ServicesDep, SettingsDep
 from http_facade.routes import metrics_routes
 from wellknown import health as docs

@@ -16,9 +16,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, model_validator
 
 from agent_server.accounts.registration import PASSKEY, PASSWORD, Application
-from agent_server.content import Plan
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from agent_server.gateway.plans import self_serve_plans
+from agent_server.knowledge.pack import Plan
 from http_facade.deps import SettingsDep, client_ip, page_origin
 from wellknown.registration import consultant_code, registration
 

@@ -1,4 +1,4 @@
-"""``/api/ask.php`` (spec 4.5, 6.2): one core (agent_server/ask.py), plain JSON or server-sent events."""
+"""``/api/ask.php`` (spec 4.5, 6.2): one core (agent_server/knowledge/ask.py), plain JSON or server-sent events."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from agent_server import ask as core
-from agent_server.ratelimit import Usage
+from agent_server.knowledge import ask as core
+from agent_server.policies.ratelimit import Usage
 from agent_server.site.ask_stream import NLWEB_VERSION, Event, open_stream
 from http_facade.deps import SettingsDep
 from http_facade.idempotency import streaming_requested

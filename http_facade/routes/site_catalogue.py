@@ -9,10 +9,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
+from agent_server.policies.versions import CURRENT_VERSION
 from agent_server.site import catalogue as docs
 from agent_server.site.build import Site
-from agent_server.versions import CURRENT_VERSION
 from http_facade.deps import SettingsDep
 from http_facade.errors import JSON_UTF8
 from http_facade.pages.negotiation import VARY_ACCEPT, wants_html

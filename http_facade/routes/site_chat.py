@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query, Request, Response
 
-from agent_server.errors import AuthFailed
-from agent_server.retry_guidance import BACKOFF, SITE_RESET
-from agent_server.settings import Settings
+from agent_server.foundation.errors import AuthFailed
+from agent_server.foundation.settings import Settings
+from agent_server.policies.retry_guidance import BACKOFF, SITE_RESET
 from agent_server.site.chat import PublicChatRequest, reply
 from agent_server.site.chat_token import check_origin
 from http_facade.deps import SettingsDep, client_ip

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 
 from agent_server.billing.checkout import CheckoutBody, order_view
-from agent_server.ratelimit import Usage
+from agent_server.policies.ratelimit import Usage
 from agent_server.site.subscriptions import ConfirmBody, SubscribeBody, subscription_view
 from http_facade.errors import JSON_UTF8
 from http_facade.idempotency import IdempotentRoute

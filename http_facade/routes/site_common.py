@@ -9,8 +9,8 @@ from fastapi import Depends, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
-from agent_server.errors import AgentError
-from agent_server.ratelimit import Usage
+from agent_server.foundation.errors import AgentError
+from agent_server.policies.ratelimit import Usage
 from agent_server.site.build import Site
 from http_facade.deps import client_ip
 from http_facade.errors import validation_error

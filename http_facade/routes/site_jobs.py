@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_server.jobs.store import job_view
-from agent_server.ratelimit import Usage
+from agent_server.policies.ratelimit import Usage
 from http_facade.errors import JSON_UTF8
 from http_facade.idempotency import IdempotentRoute
 from http_facade.routes.site_common import SiteDep, per_ip_limit

@@ -13,10 +13,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
-from agent_server.ratelimit import Usage
+from agent_server.foundation.timeutil import iso
+from agent_server.policies.ratelimit import Usage
 from agent_server.site.leads import API_PATH, CallRequest, DiscoveryCalls, lead_view
 from agent_server.site.tables import LeadRecord
-from agent_server.timeutil import iso
 from http_facade.errors import JSON_UTF8
 from http_facade.idempotency import IdempotentRoute
 from http_facade.routes.admin_common import PlatformDep

@@ -11,8 +11,8 @@ import json
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from agent_server.policies.versions import CURRENT_VERSION
 from agent_server.site.health import MEDIA_TYPE, health
-from agent_server.versions import CURRENT_VERSION
 from http_facade.deps import ServicesDep
 
 STATUS_PATHS = ("/api/status.php", "/status", "/.well-known/health")

@@ -7,8 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_server.errors import ValidationFailed
-from agent_server.projections import DIALECTS, capability_index, tool_definitions
+from agent_server.capabilities.projections import DIALECTS, capability_index, tool_definitions
+from agent_server.foundation.errors import ValidationFailed
 from http_facade.deps import PublicContextDep, RegistryDep
 
 router = APIRouter(tags=["tools"])

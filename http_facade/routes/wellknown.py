@@ -17,10 +17,10 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.responses import Response
 
-from agent_server.clock import Clock
-from agent_server.errors import NotFound
-from agent_server.settings import Settings
-from agent_server.versions import POLICY_PATH, VersionRegistry
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import NotFound
+from agent_server.foundation.settings import Settings
+from agent_server.policies.versions import POLICY_PATH, VersionRegistry
 from http_facade.deps import RegistryDep, ServicesDep, SettingsDep
 from http_facade.errors import uses_gateway_envelope
 from http_facade.gateway_deps import admin_claims, user_claims

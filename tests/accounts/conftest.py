@@ -18,9 +18,9 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from agent_server.mail.tables import OutboxMail
-from agent_server.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 

@@ -48,10 +48,10 @@ from starlette.routing import Route
 
 from agent_server.accounts.sso.saml_crypto import CONFIG_VALUE, SignXmlBackend, use_signxml
 from agent_server.accounts.tables import TenantDomain
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import User
-from agent_server.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, free_port, running
 

@@ -38,9 +38,9 @@ from cryptography.x509.oid import NameOID
 from fastapi import FastAPI
 from sqlalchemy import select
 
+from agent_server.foundation.settings import Settings
 from agent_server.mail.message import links_in
 from agent_server.mail.tables import MAIL_PENDING, OutboxMail
-from agent_server.settings import Settings
 from tests.conftest import BASE_URL, free_port
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 

@@ -25,8 +25,8 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from agent_server.accounts.password_policy import PasswordPolicy
-from agent_server.errors import ValidationFailed
-from agent_server.settings import Settings
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, free_port, running
 

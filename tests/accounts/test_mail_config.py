@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_server.deployment import DeploymentError
+from agent_server.foundation.errors import DeploymentError
 from agent_server.mail.config import MailConfigError, parse_smtp_url
 from http_facade.app import create_app
 from tests.accounts.smtp import mail_settings

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
 from agent_server.mail.outbox import Mail
 from agent_server.mail.tables import MAIL_FAILED, MAIL_PENDING, MAIL_SENT
 from http_facade.app import create_app

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
 from agent_server.mail.outbox import Mail
 from agent_server.mail.tables import MAIL_SENT
 from http_facade.app import create_app

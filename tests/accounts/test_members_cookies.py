@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from agent_server.deployment import DeploymentError
+from agent_server.foundation.errors import DeploymentError
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.tokens import signing_secret
-from agent_server.settings import Settings
 from http_facade.app import create_app
 from tests.gateway.conftest import PASSWORD
 from tests.pages.conftest import BROWSER_ACCEPT

@@ -11,7 +11,7 @@ import pytest
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, text
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from agent_server.storage.migrate import alembic_config
 from tests.support.migrated import REAL_UPGRADE
 

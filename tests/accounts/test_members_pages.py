@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import select
 
 from agent_server.admin.tables import AuditRecord
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
-from agent_server.settings import Settings
 from tests.accounts.members import MEMBER_PASSWORD, invitation_token
 from tests.gateway.conftest import PASSWORD, password_hash
 from tests.pages.dashboard import Dash, Person, csrf_of, dashboard_world, post_form

@@ -11,8 +11,8 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 
-from agent_server.clock import ManualClock
-from agent_server.settings import Settings
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from tests.accounts.conftest import World, accounts_settings, bearer
 from tests.accounts.members import MEMBER_PASSWORD, actions, code, join

@@ -18,12 +18,12 @@ from fastapi import FastAPI
 from sqlalchemy import select, update
 
 from agent_server.accounts.passkeys import Passkeys
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
 from agent_server.gateway.passwords import hash_password
 from agent_server.gateway.tables import Tenant
 from agent_server.mail.tables import OutboxMail
-from agent_server.settings import Settings
 from http_facade.app import create_app
 from tests.accounts.authenticator import SoftAuthenticator
 from tests.accounts.conftest import SentMail

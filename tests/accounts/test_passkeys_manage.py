@@ -12,9 +12,9 @@ from sqlalchemy import select
 from agent_server.accounts.passkey_relying_party import RelyingParty
 from agent_server.accounts.passkey_tables import PasskeyCredential
 from agent_server.accounts.sessions import RECENT_SIGN_IN_SECONDS
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway import repository as repo
-from agent_server.settings import Settings
-from agent_server.timeutil import utc
 from tests.accounts import test_passkeys as passkey_world
 from tests.accounts.authenticator import SoftAuthenticator, b64url
 from tests.accounts.test_passkeys import Admin, PasskeyWorld, PasskeyWorldFactory, error_code

@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
 from agent_server.gateway.passwords import hash_password
-from agent_server.settings import Settings
 from http_facade import cli
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running

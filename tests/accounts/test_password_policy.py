@@ -16,9 +16,9 @@ import pytest
 
 from agent_server.accounts.breach import account_words, assess, breach_list
 from agent_server.accounts.password_policy import PasswordPolicy
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.passwords import verify_password
-from agent_server.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 

@@ -14,7 +14,7 @@ import openai
 import pytest
 from pydantic import SecretStr
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.accounts.conftest import PASSWORD
 from tests.accounts.smtp import SmtpServer, link_in
 from tests.conftest import LiveServer

@@ -11,7 +11,7 @@ from alembic import command
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import IntegrityError
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from agent_server.storage.migrate import alembic_config
 from tests.support.migrated import REAL_UPGRADE
 

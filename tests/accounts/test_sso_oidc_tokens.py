@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_server.accounts.sso.service import Sso, sso_of
-from agent_server.errors import AuthFailed, PermissionDenied
+from agent_server.foundation.errors import AuthFailed, PermissionDenied
 from tests.accounts.dns_server import LoopbackDns
 from tests.accounts.oidc_provider.server import OidcProvider, signing_key
 from tests.accounts.oidc_provider.world import CALLBACK_URL, sso_app

@@ -15,10 +15,10 @@ from saml2 import saml, xmldsig
 from saml2.time_util import a_while_ago
 from sqlalchemy import update
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import Tenant
-from agent_server.settings import Settings
 from tests.accounts.saml_idp import Behaviour, SamlIdp, SamlWorld, error_code, read_form, saml_world
 from tests.conftest import BASE_URL
 

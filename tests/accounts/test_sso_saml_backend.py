@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_server.clock import ManualClock
-from agent_server.settings import Settings
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from tests.accounts.saml_idp import Behaviour, SamlIdp, SamlWorld, error_code, saml_world
 
 

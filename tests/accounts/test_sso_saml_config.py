@@ -14,10 +14,10 @@ import pytest
 from sqlalchemy import update
 
 from agent_server.accounts.tables import SsoConnection
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import Tenant
-from agent_server.settings import Settings
 from tests.accounts.saml_idp import Org, SamlIdp, SamlWorld, error_code, saml_world
 from tests.conftest import BASE_URL
 

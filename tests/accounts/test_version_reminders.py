@@ -12,15 +12,15 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
 from agent_server.mail.tables import OutboxMail
+from agent_server.policies.versions import CURRENT_VERSION, ApiVersion, VersionRegistry
 from agent_server.reminders.job import VersionReminders
 from agent_server.reminders.recent import RecentPins
 from agent_server.reminders.schedule import FINAL, MONTH_6, add_months, due_milestone
 from agent_server.reminders.tables import VersionReminder
-from agent_server.settings import Settings
-from agent_server.versions import CURRENT_VERSION, ApiVersion, VersionRegistry
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 from tests.gateway.conftest import Harness, TenantAdmin, chat_body, key_headers

@@ -14,10 +14,10 @@ import pytest
 from fastapi import FastAPI
 
 from agent_server.admin.wiring import AdminServices, admin_services
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as gateway_repo
 from agent_server.gateway.tokens import TokenService, signing_secret
-from agent_server.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway import repository as gateway_repo
 from agent_server.gateway.passwords import hash_password
-from agent_server.timeutil import iso, utc
 from tests.admin.conftest import Receiver, World
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from cryptography.fernet import Fernet
 from sqlalchemy import text
 
-from agent_server.admin.crypto import SecretBox
+from agent_server.foundation.secret_box import SecretBox
 from tests.admin.conftest import World
 
 

@@ -15,10 +15,10 @@ import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from agent_server.admin.wiring import AdminServices, admin_services
-from agent_server.clock import ManualClock
-from agent_server.events import KeyRotated
-from agent_server.services import Services, build_services, close_services
-from agent_server.settings import Settings
+from agent_server.capabilities.services import Services, build_services, close_services
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.events import KeyRotated
+from agent_server.foundation.settings import Settings
 from agent_server.storage.migrate import upgrade
 from agent_server.webhooks.delivery import DeliveryWorker
 from agent_server.webhooks.dispatcher import subscribe

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from agent_server.errors import UpstreamFailed
+from agent_server.foundation.errors import UpstreamFailed
 from agent_server.llm.router import build_router
 from agent_server.llm.types import ChatRequest, Completion, Delta
 from tests.admin.conftest import World

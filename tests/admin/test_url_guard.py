@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpcore
 import pytest
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from agent_server.webhooks.url_guard import Target, UrlGuard, _PinnedBackend
 
 REFUSED_IN_PRODUCTION = [

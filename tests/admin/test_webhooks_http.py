@@ -11,7 +11,7 @@ import httpx
 from standardwebhooks.webhooks import Webhook
 
 from agent_server.admin.wiring import admin_services
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
 from http_facade.app import create_app
 from tests.admin.conftest import Receiver, World, admin_settings, populate
 from tests.conftest import BASE_URL, running

@@ -12,8 +12,8 @@ import httpx
 import pytest
 from openai import AsyncOpenAI
 
-from agent_server.clock import ManualClock
-from agent_server.settings import Settings
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from tests.accounts.conftest import World, accounts_settings
 from tests.conftest import BASE_URL, running

@@ -10,7 +10,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect
 from sqlmodel import SQLModel
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from agent_server.storage import tables  # noqa: F401  (registers every table)
 from agent_server.storage.migrate import alembic_config, upgrade
 

@@ -13,8 +13,8 @@ import pytest
 from authlib.integrations.base_client import OAuthError
 from sqlalchemy import update
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.tables import User
-from agent_server.settings import Settings
 from tests.agent_auth.conftest import sdk
 from tests.agent_auth.oauth_world import (
     REDIRECT,

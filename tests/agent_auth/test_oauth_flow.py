@@ -11,7 +11,7 @@ import openai
 import pytest
 from authlib.integrations.base_client import OAuthError
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.agent_auth.conftest import sdk
 from tests.agent_auth.oauth_world import (
     REDIRECT,

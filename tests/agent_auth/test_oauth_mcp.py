@@ -14,7 +14,7 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, OAuthF
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.agent_auth.oauth_world import (
     REDIRECT,
     TOKEN_URL,

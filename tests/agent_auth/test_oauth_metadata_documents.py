@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.agent_auth.conftest import sdk
 from tests.agent_auth.oauth_world import REDIRECT, TOKEN_URL, authorization, consent, oauth_client
 from tests.conftest import BASE_URL, free_port

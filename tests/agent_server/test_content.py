@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agent_server.content import ContentError, load_pack
-from agent_server.services import build_services, close_services, shipped_content_dir
-from agent_server.settings import Settings
+from agent_server.capabilities.services import build_services, close_services
+from agent_server.foundation.settings import Settings
+from agent_server.knowledge.pack import ContentError, load_pack, shipped_content_dir
 
 SHIPPED = shipped_content_dir()
 SPEC_EVENTS = {"usage.threshold_reached", "key.rotated", "invoice.created", "audit.flagged"}

@@ -6,9 +6,8 @@ import threading
 
 import pytest
 
-from agent_server.content import load_pack
-from agent_server.knowledge import Knowledge, Passage, _Index
-from agent_server.services import shipped_content_dir
+from agent_server.knowledge.pack import load_pack, shipped_content_dir
+from agent_server.knowledge.search import Knowledge, Passage, _Index
 
 
 @pytest.fixture(scope="module")

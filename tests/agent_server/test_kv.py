@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
 from agent_server.storage.kv import KV, MemoryKV, RedisKV
 
 

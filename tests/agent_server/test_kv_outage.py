@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
 from agent_server.storage.breaker import Breaker
 from agent_server.storage.kv import KVUnavailable, MemoryKV, RedisKV
 from tests.conftest import free_port

@@ -15,7 +15,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 from sqlmodel import SQLModel
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from agent_server.storage import migrate as migrate_module
 from agent_server.storage import tables  # noqa: F401  (registers every table on the metadata)
 from agent_server.storage.migrate import alembic_config

@@ -11,8 +11,9 @@ import httpx
 import pytest
 from pydantic import BaseModel, Field
 
-from agent_server.context import Principal, ToolContext
-from agent_server.errors import (
+from agent_server.capabilities.context import Principal, ToolContext
+from agent_server.capabilities.registry import Registry, tool
+from agent_server.foundation.errors import (
     AgentError,
     NotFound,
     PermissionDenied,
@@ -20,8 +21,7 @@ from agent_server.errors import (
     ValidationFailed,
     site_envelope,
 )
-from agent_server.registry import Registry, tool
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.conftest import BASE_URL, running
 
 SECRET = "db-password=hunter2"  # text of an internal exception that must never reach a caller

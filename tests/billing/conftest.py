@@ -20,8 +20,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from agent_server.clock import ManualClock
-from agent_server.settings import Settings
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from tests.admin.conftest import USERS, populate
 from tests.billing.localstripe import LocalStripe, post_event, webhook_secret

@@ -22,11 +22,11 @@ from sqlalchemy import func, select, update
 from agent_server.admin.tables import AuditRecord
 from agent_server.billing.engine import BillingEngine
 from agent_server.billing.tables import BillingAccount, BillingEvent
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import Tenant
-from agent_server.settings import Settings
-from agent_server.timeutil import utc
 from http_facade.app import create_app
 from tests.admin.conftest import populate
 from tests.billing.conftest import SEGMENT, Billed, provider_settings

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent_server.timeutil import iso, utc
+from agent_server.foundation.timeutil import iso, utc
 from http_facade import cli
 from tests.billing.conftest import Billed
 from tests.billing.events_support import DAY, Live, end_trial, engine, plan_of

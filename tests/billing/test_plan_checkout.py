@@ -11,8 +11,8 @@ from sqlalchemy import select, update
 
 from agent_server.admin.tables import AuditRecord
 from agent_server.billing.tables import PlanCheckout
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import Tenant
-from agent_server.timeutil import utc
 from tests.billing.conftest import Billed
 from tests.conftest import BASE_URL
 

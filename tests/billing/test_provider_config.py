@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_server.deployment import DeploymentError, check_deployment
-from agent_server.settings import Settings
+from agent_server.deployment.checks import check_deployment
+from agent_server.foundation.errors import DeploymentError
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from http_facade.cli import main
 from tests.conftest import running

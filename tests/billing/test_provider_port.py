@@ -14,7 +14,7 @@ import pytest
 
 from agent_server.billing.port import Price
 from agent_server.billing.signing import sign
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from tests.billing.conftest import Billed
 from tests.billing.events_support import end_trial
 

@@ -10,7 +10,7 @@ import pytest
 import stripe
 from sqlalchemy import select
 
-from agent_server.billing.sandbox_events import SECRET_FILE
+from agent_server.billing.sandbox.events import SECRET_FILE
 from agent_server.billing.tables import BillingEvent
 from http_facade.pages.security import PAGE_HEADERS
 from tests.billing.conftest import CARDS, Billed

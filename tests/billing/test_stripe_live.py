@@ -11,12 +11,12 @@ from pathlib import Path
 import httpx
 from sqlalchemy import update
 
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway import provision
 from agent_server.gateway.tables import Tenant
-from agent_server.settings import Settings
 from agent_server.storage import migrate
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 from tests.billing.conftest import provider_settings
 from tests.billing.localstripe import LocalStripe, webhook_secret
 from tests.conftest import LiveServer

@@ -10,8 +10,8 @@ from sqlalchemy import select
 
 from agent_server.billing.tables import UsageReport
 from agent_server.billing.usage_billing import SETTLE, STALE_CLAIM, price_lines
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.service import Caller
-from agent_server.timeutil import utc
 from tests.billing.conftest import Billed
 from tests.billing.events_support import Live, account, engine
 from tests.billing.events_support import live_billed as live_billed

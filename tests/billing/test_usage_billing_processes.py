@@ -14,11 +14,11 @@ from sqlalchemy import select
 
 from agent_server.billing.tables import BillingAccount, UsageReport
 from agent_server.billing.usage_billing import SETTLE
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.timeutil import month_bounds, utc
 from agent_server.gateway import repository as repo
 from agent_server.gateway.service import Caller
-from agent_server.settings import Settings
-from agent_server.timeutil import month_bounds, utc
 from http_facade.app import create_app
 from tests.billing.conftest import provider_settings
 from tests.billing.localstripe import webhook_secret

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.accounts.smtp import SmtpServer
 from tests.browser import chromium
 from tests.browser.first_hour import open_at, quickstart  # noqa: F401  (fixtures of the first-hour journeys)

@@ -12,7 +12,7 @@ from email.message import EmailMessage
 
 from playwright.sync_api import Page, expect
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.accounts.conftest import PASSWORD
 from tests.accounts.smtp import SmtpServer, link_in
 from tests.browser.harness import Visitor

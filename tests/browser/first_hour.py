@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 from pydantic import SecretStr
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from tests.accounts.smtp import SmtpServer
 from tests.browser.harness import OVERFLOW, Visitor, assert_accessible

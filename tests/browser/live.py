@@ -18,7 +18,7 @@ import httpx
 import uvicorn
 from pydantic import SecretStr
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import free_port
 

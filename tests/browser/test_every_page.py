@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Browser
 from pydantic import SecretStr
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.browser.first_hour import assert_fits, settle
 from tests.browser.harness import Visitor, assert_accessible
 from tests.browser.live import ThreadedServer

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.accounts.smtp import SmtpServer, link_in
 from tests.browser.dashboard import go_to, register, wait_for_mail
 from tests.browser.first_hour import OpenAt, check_both_widths, mails_to, sign_in_as_admin

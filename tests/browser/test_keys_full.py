@@ -17,8 +17,8 @@ import openai
 import pytest
 from playwright.sync_api import Page, expect
 
-from agent_server.llm.config import UpstreamConfig
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from tests.accounts.smtp import SmtpServer
 from tests.browser.conftest import OpenVisitor
 from tests.browser.dashboard import go_to, register

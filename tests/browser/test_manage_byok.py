@@ -8,8 +8,8 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from agent_server.llm.config import UpstreamConfig
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from tests.accounts.smtp import SmtpServer
 from tests.browser.dashboard import go_to, negotiate, register
 from tests.browser.harness import Visitor

@@ -12,8 +12,8 @@ import openai
 import pytest
 from playwright.sync_api import expect
 
-from agent_server.llm.config import UpstreamConfig
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from tests.accounts.conftest import PASSWORD
 from tests.accounts.smtp import SmtpServer
 from tests.browser.conftest import OpenVisitor

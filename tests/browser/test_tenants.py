@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 from pydantic import SecretStr
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.accounts.smtp import SmtpServer, link_in
 from tests.browser.dashboard import go_to, wait_for_mail
 from tests.browser.harness import Visitor

@@ -18,9 +18,9 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import Tenant, UsageRecord
-from agent_server.settings import Settings
 from agent_server.storage.db import Database
 from tests.accounts.smtp import SmtpServer
 from tests.browser.conftest import OpenVisitor

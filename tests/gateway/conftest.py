@@ -17,13 +17,13 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from agent_server.clock import ManualClock
-from agent_server.errors import AgentError
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.errors import AgentError
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
 from agent_server.gateway.passwords import hash_password
 from agent_server.gateway.service import Gateway
 from agent_server.llm.types import ChatRequest, Completion, Delta, Usage
-from agent_server.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 

@@ -13,8 +13,8 @@ import anthropic
 import pytest
 from anthropic import AsyncAnthropic
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import provision
-from agent_server.settings import Settings
 from tests.conftest import BASE_URL, LiveServer
 from tests.gateway.anthropic_upstream import MESSAGE, UPSTREAM_MODEL, AnthropicUpstream
 from tests.gateway.conftest import MODEL

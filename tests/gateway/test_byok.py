@@ -12,8 +12,8 @@ import openai
 import pytest
 import yaml
 
-from agent_server.llm.config import UpstreamConfig
-from agent_server.services import shipped_content_dir
+from agent_server.foundation.settings_llm import UpstreamConfig
+from agent_server.knowledge.pack import shipped_content_dir
 from tests.gateway.conftest import Harness, HarnessFactory, TenantAdmin, key_headers
 from tests.gateway.test_keys_settings import MESSAGES, create, sdk
 from tests.llm.fake_upstream import FakeUpstream

@@ -10,10 +10,10 @@ import yaml
 from openai.types import ErrorObject, Model
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from agent_server.errors import ModelNotFound, TimedOut, UpstreamFailed
+from agent_server.foundation.errors import ModelNotFound, TimedOut, UpstreamFailed
+from agent_server.knowledge.pack import shipped_content_dir
 from agent_server.llm.mock import MockBackend
 from agent_server.llm.types import ChatRequest, Completion, Delta, Usage
-from agent_server.services import shipped_content_dir
 from tests.gateway.conftest import MODEL, Harness, HarnessFactory, ScriptedBackend, chat_body, key_headers
 
 

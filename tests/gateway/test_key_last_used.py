@@ -12,10 +12,10 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import create_engine, select
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import provision
 from agent_server.gateway.tables import ApiKey
 from agent_server.gateway.usage import UsageRow, UsageWriter
-from agent_server.settings import Settings
 from agent_server.storage.db import Database
 from agent_server.storage.migrate import upgrade
 from tests.gateway.conftest import Harness

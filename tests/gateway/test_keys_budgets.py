@@ -10,8 +10,8 @@ from typing import Any
 import openai
 import pytest
 
-from agent_server.llm.config import UpstreamConfig
-from agent_server.timeutil import month_bounds
+from agent_server.foundation.settings_llm import UpstreamConfig
+from agent_server.foundation.timeutil import month_bounds
 from tests.gateway.conftest import MODEL, Harness, HarnessFactory, TenantAdmin, key_headers
 from tests.gateway.test_keys_settings import MESSAGES, create, sdk
 from tests.llm.fake_upstream import FakeUpstream

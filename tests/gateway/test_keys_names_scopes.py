@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from agent_server.gateway.key_settings import DEFAULT_SCOPES
 from tests.gateway.conftest import MODEL, Harness
 from tests.gateway.test_keys_settings import MESSAGES, sdk

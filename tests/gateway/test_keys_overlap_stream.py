@@ -9,8 +9,8 @@ import time
 
 import httpx
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.relay import KEY_CHECK_SECONDS
-from agent_server.settings import Settings
 from tests.conftest import LiveServer
 from tests.gateway.test_stream_revocation import BODY, admin_and_key, settings, slow_upstream
 from tests.llm.recording_upstream import RecordingUpstream

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_server.events import Event, KeyRotated
-from agent_server.timeutil import iso, utc
+from agent_server.foundation.events import Event, KeyRotated
+from agent_server.foundation.timeutil import iso, utc
 from tests.gateway.conftest import Harness, HarnessFactory, TenantAdmin, key_headers
 
 HOUR = 3600

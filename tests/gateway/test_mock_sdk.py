@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from openai import AsyncOpenAI
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import provision
-from agent_server.settings import Settings
 from tests.conftest import BASE_URL, LiveServer
 
 MODEL, EMBEDDER = "agentgate-mock-small", "text-embedding-3-small"

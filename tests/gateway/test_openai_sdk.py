@@ -17,9 +17,9 @@ import openai
 import pytest
 from openai import AsyncOpenAI
 
-from agent_server.errors import UpstreamFailed
+from agent_server.foundation.errors import UpstreamFailed
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import provision
-from agent_server.settings import Settings
 from tests.conftest import BASE_URL, LiveServer
 from tests.gateway.conftest import MODEL, ScriptedBackend
 

@@ -14,7 +14,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from agent_server.storage.db import Database
 from http_facade.errors import database_down
 from tests.conftest import free_port

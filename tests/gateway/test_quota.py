@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
+from agent_server.foundation.timeutil import month_bounds
 from agent_server.gateway.service import Caller
 from agent_server.gateway.tables import Tenant
-from agent_server.timeutil import month_bounds
 from tests.gateway.conftest import Harness, HarnessFactory, ScriptedBackend
 from tests.gateway.test_chat import assert_envelope
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent_server.clock import ManualClock
-from agent_server.errors import RateLimited
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.errors import RateLimited
 from agent_server.gateway.ratelimit import RateLimiter
 from agent_server.storage.kv import RedisKV
 from tests.conftest import free_port

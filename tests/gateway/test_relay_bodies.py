@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from agent_server.errors import UpstreamFailed
+from agent_server.foundation.errors import UpstreamFailed
+from agent_server.knowledge.pack import shipped_content_dir
 from agent_server.llm.mock_responses import response_events
-from agent_server.services import shipped_content_dir
 from tests.gateway.conftest import MODEL, Harness, HarnessFactory, ScriptedBackend, key_headers
 from tests.gateway.test_chat import assert_envelope, sse_data
 

@@ -12,7 +12,7 @@ import httpx
 import openai
 import pytest
 
-from agent_server.llm.config import UpstreamConfig
+from agent_server.foundation.settings_llm import UpstreamConfig
 from tests.gateway.conftest import MODEL, Harness, HarnessFactory, TenantAdmin, chat_body, key_headers
 from tests.gateway.test_keys_settings import MESSAGES, sdk
 from tests.llm.fake_upstream import FakeUpstream

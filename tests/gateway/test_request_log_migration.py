@@ -10,7 +10,7 @@ import pytest
 from alembic import command
 from sqlalchemy import Engine, create_engine, inspect, text
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from agent_server.storage.migrate import alembic_config
 from tests.support.migrated import REAL_UPGRADE
 

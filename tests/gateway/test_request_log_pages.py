@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.conftest import BASE_URL
 from tests.gateway.conftest import MODEL, PASSWORD, chat_body, key_headers
 from tests.pages.dashboard import Dash, dashboard_world, post_form

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agent_server.events import Event, KeyRotated
+from agent_server.foundation.events import Event, KeyRotated
 from tests.gateway.conftest import Harness, HarnessFactory, key_headers
 
 

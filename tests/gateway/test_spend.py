@@ -13,8 +13,8 @@ import pytest
 import yaml
 from cryptography.fernet import Fernet
 
-from agent_server.llm.config import UpstreamConfig
-from agent_server.services import shipped_content_dir
+from agent_server.foundation.settings_llm import UpstreamConfig
+from agent_server.knowledge.pack import shipped_content_dir
 from tests.gateway.conftest import Harness, HarnessFactory
 from tests.gateway.test_keys_settings import MESSAGES, create, sdk
 from tests.llm.fake_upstream import FakeUpstream

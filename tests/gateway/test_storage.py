@@ -10,7 +10,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from agent_server.storage import tables  # noqa: F401  (registers every table)
 from tests.gateway.conftest import Harness, HarnessFactory, key_headers
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import provision
 from agent_server.gateway.relay import KEY_CHECK_SECONDS
-from agent_server.settings import Settings
 from tests.conftest import BASE_URL, LiveServer
 from tests.llm.conftest import config
 from tests.llm.recording_upstream import RecordingUpstream

@@ -14,12 +14,12 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.tables import UsageRecord
 from agent_server.gateway.usage import USAGE_LOG, UsageRow, UsageWriter
-from agent_server.settings import Settings
+from agent_server.policies.versions import CURRENT_VERSION, ApiVersion, VersionRegistry
 from agent_server.storage.kv import RedisKV
-from agent_server.versions import CURRENT_VERSION, ApiVersion, VersionRegistry
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 from tests.gateway.conftest import Harness, chat_body, key_headers

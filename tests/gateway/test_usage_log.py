@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.tables import UsageRecord
 from agent_server.gateway.usage import DRAIN_LOCK, USAGE_LOG, UsageRow, UsageWriter
-from agent_server.settings import Settings
 from agent_server.storage.db import Database
 from agent_server.storage.kv import RedisKV
 from agent_server.storage.migrate import upgrade

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from cryptography.fernet import Fernet
 
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.gateway import repository as repo
 from agent_server.gateway.usage import UsageRow
-from agent_server.llm.config import UpstreamConfig
 from tests.gateway.conftest import Harness, HarnessFactory, TenantAdmin
 from tests.llm.fake_upstream import FakeUpstream
 

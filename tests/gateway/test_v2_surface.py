@@ -14,9 +14,9 @@ import pytest
 from openai import AsyncOpenAI
 from sqlalchemy import select
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import provision
 from agent_server.gateway.tables import UsageRecord
-from agent_server.settings import Settings
 from tests.conftest import BASE_URL, LiveServer
 from tests.gateway.conftest import MODEL, Harness, HarnessFactory, chat_body, key_headers
 from tests.llm.conftest import config

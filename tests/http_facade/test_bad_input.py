@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.conftest import BASE_URL, LiveServer
 from tests.test_surfaces import TOOL_NAMES
 

@@ -11,9 +11,9 @@ from google.genai import types as genai
 from openai.types.chat import ChatCompletionFunctionTool, ChatCompletionFunctionToolParam
 from pydantic import BaseModel, Field, TypeAdapter
 
-from agent_server.context import ToolContext
-from agent_server.projections import gemini_schema, tool_definitions
-from agent_server.registry import Registry, tool
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.projections import gemini_schema, tool_definitions
+from agent_server.capabilities.registry import Registry, tool
 from tests.test_surfaces import TOOL_NAMES
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -9,7 +9,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import running
 

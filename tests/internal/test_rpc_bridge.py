@@ -15,12 +15,12 @@ import pytest
 from fastapi import FastAPI
 from jsonrpcclient import Error, Ok, notification, parse, request
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository
 from agent_server.gateway.usage_range import UsagePeriod
 from agent_server.gateway.usage_report import usage_report
 from agent_server.internal_rpc.signing import signature_header
-from agent_server.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 

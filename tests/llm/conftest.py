@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from agent_server.llm.config import UpstreamConfig
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from tests.conftest import free_port
 from tests.llm.fake_upstream import FakeUpstream

@@ -10,8 +10,8 @@ import openai
 import pytest
 from openai import AsyncOpenAI
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import provision
-from agent_server.settings import Settings
 from tests.conftest import BASE_URL, LiveServer
 from tests.llm.conftest import UPSTREAM_KEY, closed_port_url, config
 from tests.llm.fake_upstream import FakeUpstream

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from agent_server.errors import TimedOut, Unavailable, UpstreamFailed, ValidationFailed
+from agent_server.foundation.errors import TimedOut, Unavailable, UpstreamFailed, ValidationFailed
 from agent_server.llm.types import ChatRequest, Delta
 from tests.llm.conftest import UPSTREAM_KEY, Factory, closed_port_url
 from tests.llm.fake_upstream import FakeUpstream

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from agent_server.clock import ManualClock
-from agent_server.errors import UpstreamFailed
-from agent_server.llm.config import RouteEntry
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.errors import UpstreamFailed
+from agent_server.foundation.settings_llm import RouteEntry
 from agent_server.llm.router import Router
 from agent_server.llm.types import CHAT, COMPLETIONS, EMBEDDINGS, RESPONSES, Call, Chunk
 from tests.llm.conftest import Factory, closed_port_url

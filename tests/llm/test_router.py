@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent_server.clock import ManualClock
-from agent_server.errors import ModelNotFound, UpstreamFailed, ValidationFailed
-from agent_server.llm.config import RouteEntry
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.errors import ModelNotFound, UpstreamFailed, ValidationFailed
+from agent_server.foundation.settings_llm import RouteEntry
 from agent_server.llm.mock import MockBackend
 from agent_server.llm.router import Router
 from agent_server.llm.types import ChatRequest, Completion, Delta, LLMBackend

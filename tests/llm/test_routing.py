@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from agent_server.llm.config import RouteEntry, UpstreamConfig
+from agent_server.foundation.settings_llm import RouteEntry, UpstreamConfig
 from agent_server.llm.routing import Route, seed_routes
 
 CATALOGUE = [

@@ -8,14 +8,14 @@ import anyio
 import pytest
 from sqlalchemy import func, select
 
-from agent_server.clock import ManualClock
-from agent_server.llm.config import RouteEntry
+from agent_server.capabilities.services import build_services, close_services
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import RouteEntry
 from agent_server.llm.router import Router, build_router
 from agent_server.llm.store import read_table, write_table
 from agent_server.llm.tables import LLMRoutingState
 from agent_server.llm.types import ChatRequest
-from agent_server.services import build_services, close_services
-from agent_server.settings import Settings
 from agent_server.storage.db import Database
 from agent_server.storage.migrate import upgrade
 from tests.llm.conftest import UPSTREAM_KEY, config

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from agent_server.errors import Unavailable
+from agent_server.foundation.errors import Unavailable
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.transport import PooledTransport
 from tests.llm.conftest import config

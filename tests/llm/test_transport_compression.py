@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent_server.errors import UpstreamFailed, ValidationFailed
+from agent_server.foundation.errors import UpstreamFailed, ValidationFailed
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from tests.llm.conftest import config
 from tests.llm.loopback import HttpServer, Reply, Request, completion, sse_events

@@ -13,7 +13,7 @@ import httpx
 import pytest
 import trustme
 
-from agent_server.errors import UpstreamFailed
+from agent_server.foundation.errors import UpstreamFailed
 from agent_server.llm.health import UpstreamHealth
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.transport import PooledTransport, upstream_transport

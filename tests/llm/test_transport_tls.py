@@ -15,7 +15,7 @@ import pytest
 import trustme
 from pydantic import ValidationError
 
-from agent_server.errors import Unavailable
+from agent_server.foundation.errors import Unavailable
 from agent_server.llm.egress import tls_context
 from agent_server.llm.openai_compat import OpenAICompatBackend
 from agent_server.llm.transport import PooledTransport

@@ -4,7 +4,7 @@
 written here as the service writes its own capabilities: a ``@tool`` function on ``ToolContext``, a
 ``ResourceSpec``, a ``TemplateSpec``, a ``PromptSpec``, added to the registry ``build_registry`` makes.
 Where a fixture needs MCP itself (content blocks, logging, progress, sampling, elicitation, input
-requests) it reaches the running request through ``agent_server.mcp_exchange`` and answers with
+requests) it reaches the running request through ``agent_server.mcp.exchange`` and answers with
 ``MCPAnswer``, as a service tool would. Only a test builds this registry.
 """
 
@@ -22,10 +22,16 @@ from mcp.types import (
     InputRequiredResult,
 )
 
-from agent_server.context import ToolContext
-from agent_server.mcp_exchange import MCPAnswer
-from agent_server.registry import PromptArgument, PromptSpec, Registry, ResourceSpec, TemplateSpec
-from agent_server.settings import Settings
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import (
+    PromptArgument,
+    PromptSpec,
+    Registry,
+    ResourceSpec,
+    TemplateSpec,
+)
+from agent_server.foundation.settings import Settings
+from agent_server.mcp.exchange import MCPAnswer
 from tests.mcp import conformance_inputs, conformance_tools
 from tests.mcp.conformance_inputs import SCHEMA_2020_12, responses
 from tests.mcp.conformance_tools import IMAGE

@@ -18,10 +18,10 @@ from mcp.types import (
 )
 from pydantic import Field
 
-from agent_server import mcp_exchange as exchange
-from agent_server.context import ToolContext
-from agent_server.mcp_exchange import MCPAnswer
-from agent_server.registry import tool
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import tool
+from agent_server.mcp import exchange
+from agent_server.mcp.exchange import MCPAnswer
 from tests.mcp.conformance_tools import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     ask,

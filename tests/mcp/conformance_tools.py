@@ -1,7 +1,7 @@
 """Conformance fixture tools, part one: content blocks, notifications and requests to the client.
 
 Registry tools like the service's own (``@tool`` on ``ToolContext``); where a fixture needs MCP itself
-it reaches the running request through ``agent_server.mcp_exchange`` and answers with ``MCPAnswer``.
+it reaches the running request through ``agent_server.mcp.exchange`` and answers with ``MCPAnswer``.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from mcp.types import (
 )
 from pydantic import BaseModel, Field
 
-from agent_server import mcp_exchange as exchange
-from agent_server.context import ToolContext
-from agent_server.mcp_exchange import MCPAnswer
-from agent_server.registry import tool
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import tool
+from agent_server.mcp import exchange
+from agent_server.mcp.exchange import MCPAnswer
 
 IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from http_facade.routes.mcp_fast import FastPathGate
 from tests.conftest import BASE_URL, running

@@ -13,8 +13,8 @@ import anyio
 import httpx
 import pytest
 
-from agent_server.services import shipped_content_dir
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
+from agent_server.knowledge.pack import shipped_content_dir
 from tests.conftest import LiveServer, require_service
 
 URL = "/api/mcp.php"

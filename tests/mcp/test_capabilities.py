@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.mcp.support import ERAS, HANDSHAKE, MODERN, URL, answer, events, request, rpc
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

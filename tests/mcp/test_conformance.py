@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.conftest import LiveServer
 from tests.mcp.conformance_fixtures import conformance_registry
 from tests.mcp.support import NODE, URL, live, node_tool

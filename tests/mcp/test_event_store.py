@@ -10,7 +10,7 @@ import pytest
 from mcp.server.streamable_http import EventMessage
 from mcp.types import JSONRPCNotification
 
-from agent_server.mcp_event_store import MemoryEventStores, RedisEventStores, SessionEventStores
+from agent_server.mcp.event_store import MemoryEventStores, RedisEventStores, SessionEventStores
 from agent_server.storage.kv import RedisKV
 
 HISTORY = 3

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from agent_server.context import ToolContext
+from agent_server.capabilities.context import ToolContext
 from tests.mcp.fast_path_support import ERAS, MODERN, Answer, Side, mcp_request, side
 from tests.test_surfaces import EXAMPLES, RESOURCE_URIS, TOOL_NAMES
 

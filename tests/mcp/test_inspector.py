@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.conftest import LiveServer
 from tests.mcp.support import NODE, URL, live, node_tool
 from tests.test_surfaces import EXAMPLES, RESOURCE_URIS, TOOL_NAMES

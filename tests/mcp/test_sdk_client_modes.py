@@ -31,7 +31,7 @@ from mcp.types import (
     ResourceTemplateReference,
 )
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.conftest import LiveServer
 from tests.mcp.support import MODERN, URL, live
 

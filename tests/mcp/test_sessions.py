@@ -16,9 +16,9 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from agent_server.context import ToolContext
-from agent_server.registry import Registry, tool
-from agent_server.settings import Settings
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.registry import Registry, tool
+from agent_server.foundation.settings import Settings
 from tests.conftest import LiveServer
 from tests.mcp.support import BOTH, SESSION_VERSION, URL, WAIT, edit, live, open_session, sse
 from tools import build_registry

@@ -14,10 +14,10 @@ import httpx
 import pytest
 import redis
 
-from agent_server.mcp_bus import LocalBus
-from agent_server.mcp_watch import ContentWatch
-from agent_server.services import build_services, close_services
-from agent_server.settings import Settings
+from agent_server.capabilities.services import build_services, close_services
+from agent_server.foundation.settings import Settings
+from agent_server.mcp.bus import LocalBus
+from agent_server.mcp.watch import ContentWatch
 from agent_server.storage.kv import MemoryKV
 from tests.conftest import LiveServer
 from tests.mcp.support import URL, WAIT, edit, eventually, live, open_session, request, sse

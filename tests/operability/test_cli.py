@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_server import data_dir
+from agent_server.foundation import data_dir
 from http_facade import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +73,7 @@ def test_the_default_data_dir_does_not_depend_on_the_current_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = {k: v for k, v in os.environ.items() if k != "AGENTGATE_DATA_DIR"}
-    probe = "from agent_server.settings import Settings; print(Settings().data_dir)"
+    probe = "from agent_server.foundation.settings import Settings; print(Settings().data_dir)"
     printed = subprocess.run(
         [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
     ).stdout.strip()

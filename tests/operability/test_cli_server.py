@@ -25,7 +25,7 @@ make_harness = gateway_fixtures.make_harness
 
 @pytest.fixture
 def operator_env(settings, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The CLI's environment points at the harness's data dir (the rule of agent_server/data_dir.py)."""
+    """The CLI's environment points at the harness's data dir (the rule of agent_server/foundation/data_dir.py)."""
     for name in list(os.environ):
         if name.startswith("AGENTGATE_") and name != "AGENTGATE_BILLING_ALLOW_SANDBOX_IN_PRODUCTION":
             monkeypatch.delenv(name)

@@ -16,10 +16,15 @@ import pytest
 from fastapi import FastAPI
 from pydantic import SecretStr
 
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.gateway import provision
-from agent_server.llm.config import UpstreamConfig
-from agent_server.logging_setup import ACCESS_LOGGER, JsonFormatter, RequestContextFilter, TextFormatter
-from agent_server.settings import Settings
+from agent_server.observability.logging_setup import (
+    ACCESS_LOGGER,
+    JsonFormatter,
+    RequestContextFilter,
+    TextFormatter,
+)
 from agent_server.storage.migrate import upgrade
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running

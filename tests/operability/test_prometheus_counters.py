@@ -16,12 +16,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
 
 from agent_server.admin.wiring import admin_services
-from agent_server.clock import ManualClock
-from agent_server.events import KeyRotated
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.events import KeyRotated
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.gateway import provision
-from agent_server.llm.config import UpstreamConfig
 from agent_server.mail.outbox import Mail
-from agent_server.settings import Settings
 from agent_server.storage.migrate import upgrade
 from http_facade.app import create_app
 from tests.admin.conftest import Receiver, receiver  # noqa: F401  (the real loopback receiver fixture)

@@ -7,8 +7,8 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings
 
-from agent_server.settings import Settings
-from agent_server.settings_doc import MEANINGS, PREFIX, REGENERATE, markdown, settings_reference
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_doc import MEANINGS, PREFIX, REGENERATE, markdown, settings_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent_server import telemetry
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
+from agent_server.observability import telemetry
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 from tests.llm.fake_upstream import FakeUpstream
-from tests.operability.otlp_receiver import GrpcOtlpReceiver, OtlpReceiver, ReceivedSpan
+from tests.observability.otlp_receiver import GrpcOtlpReceiver, OtlpReceiver, ReceivedSpan
 from tests.operability.served import serving
 
 SERVER, CLIENT = 2, 3  # OTLP span kinds

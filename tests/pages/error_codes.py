@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("agent_server", "http_facade", "tools", "resources", "wellknown")

@@ -23,7 +23,7 @@ import tempfile
 from fastapi import FastAPI
 from fastapi.routing import APIRoute, iter_route_contexts
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 
 Route = tuple[str, str]

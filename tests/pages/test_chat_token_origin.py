@@ -7,7 +7,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
 from tests.pages.conftest import BROWSER_UA, client_of
 
 TOKEN = "/api/chat-completion.php"

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.conftest import BASE_URL
 from tests.pages.dashboard import Dash, dashboard_world, post_form
 

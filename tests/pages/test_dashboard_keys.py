@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from agent_server.admin.tables import AuditRecord
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.pages.dashboard.route import when
 from tests.gateway.conftest import chat_body, key_headers
 from tests.pages.dashboard import Dash, dashboard_world, post_form

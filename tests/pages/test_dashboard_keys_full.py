@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy import select
 
 from agent_server.admin.tables import AuditRecord
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.key_settings import KeyOptions
 from agent_server.gateway.repository import find_key, list_keys
-from agent_server.settings import Settings
 from tests.gateway.conftest import MODEL
 from tests.pages.dashboard import Dash, Person, dashboard_world, post_form
 from tests.pages.test_dashboard_keys import chat, key_id_of, secret_of
@@ -134,7 +134,9 @@ async def test_a_refused_form_shows_the_message_at_its_field_and_keeps_the_input
         assert ">owner=ada</textarea>" in refused.text
     if "budget_tokens" not in fields:
         assert field_value(refused.text, "key-budget-tokens") == "777"
-    assert f'id="key-{field.replace("_", "-")}-error"' in refused.text  # the message's id: the field's, -error
+    assert (
+        f'id="key-{field.replace("_", "-")}-error"' in refused.text
+    )  # the message's id: the field's, -error
     assert await list_keys(dash.app.state.gateway.db, person.tenant_id) == []  # nothing half-written
 
 

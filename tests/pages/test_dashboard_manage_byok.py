@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy import select
 
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.gateway.tables import ProviderKey
-from agent_server.llm.config import UpstreamConfig
-from agent_server.settings import Settings
 from tests.pages.dashboard import Dash, dashboard_world, post_form
 from tests.pages.manage import assert_page, disabled_fieldset, error_message, notice
 

@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import select
 
 from agent_server.accounts.tables import SsoConnection
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
-from agent_server.settings import Settings
 from tests.accounts.dns_server import LoopbackDns
 from tests.accounts.oidc_provider.server import OidcProvider
 from tests.accounts.oidc_provider.world import CALLBACK_URL

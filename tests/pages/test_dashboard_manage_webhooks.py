@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from agent_server.webhooks.signing import platform_signature
 from tests.admin.conftest import Receiver, _handler
 from tests.pages.dashboard import Dash, dashboard_world, post_form

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.pages.security import CONTENT_SECURITY_POLICY
 from tests.gateway.conftest import PASSWORD
 from tests.pages.dashboard import Dash, csrf_of, dashboard_world, post_form

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.accounts.authenticator import SoftAuthenticator
 from tests.pages.dashboard import LOCALHOST, Dash, csrf_of, dashboard_world, post_form
 

@@ -10,8 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from sqlalchemy import select
 
+from agent_server.foundation.settings import Settings
 from agent_server.mail.tables import OutboxMail
-from agent_server.settings import Settings
 from tests.gateway.conftest import PASSWORD
 from tests.pages.dashboard import Dash, csrf_of, dashboard_world, post_form
 

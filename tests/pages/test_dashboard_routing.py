@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from agent_server.admin import routing
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.pages.dashboard import Dash, csrf_of, dashboard_world, post_form
 
 PLATFORM = ("platform:admin", "tenant:admin")

@@ -9,7 +9,7 @@ from fastapi.routing import APIRoute
 from sqlalchemy import select
 
 from agent_server.admin.tables import AuditRecord
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.pages.dashboard import AREA_ROUTERS
 from http_facade.pages.dashboard.session import safe_next, secure_cookies
 from tests.gateway.conftest import PASSWORD

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from agent_server.admin.wiring import admin_services
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.pages.dashboard import Dash, csrf_of, dashboard_world, post_form
 from tests.pages.html import parse
 

@@ -14,11 +14,11 @@ import httpx
 import pytest
 import yaml
 
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.gateway import repository as repo
 from agent_server.gateway.usage import UsageRow
-from agent_server.llm.config import UpstreamConfig
-from agent_server.services import shipped_content_dir
-from agent_server.settings import Settings
+from agent_server.knowledge.pack import shipped_content_dir
 from tests.gateway.conftest import chat_body, key_headers
 from tests.pages.dashboard import Dash, Person, dashboard_world, post_form
 from tests.pages.html import parse

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.conftest import BASE_URL
 from tests.gateway.conftest import PASSWORD
 from tests.pages.dashboard import Dash, dashboard_world

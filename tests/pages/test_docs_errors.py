@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from http_facade.pages.error_catalogue import error_types
 from tests.pages.error_codes import emitted_codes, source_codes, tree_codes
 from tests.pages.html import parse
@@ -45,7 +45,7 @@ async def test_every_class_of_the_tree_is_a_type_row(browser: httpx.AsyncClient)
     rows = set(page.ids())
     classes = {AgentError, *AgentError.__subclasses__()}
     for cls in classes:
-        if cls.__module__ == "agent_server.errors":
+        if cls.__module__ == "agent_server.foundation.errors":
             assert f"type-{cls.__name__}" in rows
 
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.pages.dashboard.route import APP_NAV, NAV_GROUPS, PLATFORM_NAV, grouped
 from http_facade.pages.dashboard.trace_text import describe_step
 from tests.pages.dashboard import Dash, dashboard_world, post_form

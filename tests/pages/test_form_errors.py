@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.pages.dashboard import Dash, csrf_of, dashboard_world, post_form
 
 RAW = ("value is not a valid email address", "Invalid body field", "String should have", "Input should be")

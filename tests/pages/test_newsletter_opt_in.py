@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import pytest
 from sqlmodel import select
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from agent_server.site.tables import SubscriptionRecord
 from tests.pages.dashboard import Dash, dashboard_world
 from tests.pages.outbox import letters

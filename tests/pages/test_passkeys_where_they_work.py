@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from agent_server.accounts.passkey_relying_party import RelyingParty
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.accounts.authenticator import SoftAuthenticator
 from tests.pages.dashboard import LOCALHOST, Dash, dashboard_world
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from tests.conftest import free_port, fresh_database, require_service
 
 AGENTGATE = Path(sys.executable).with_name("agentgate")

@@ -12,8 +12,8 @@ import asyncio
 import sys
 import time
 
-from agent_server.clock import SystemClock
-from agent_server.errors import RateLimited
+from agent_server.foundation.clock import SystemClock
+from agent_server.foundation.errors import RateLimited
 from agent_server.gateway.ratelimit import RateLimiter
 from agent_server.storage.kv import RedisKV
 

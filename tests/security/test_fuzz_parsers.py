@@ -18,8 +18,8 @@ import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
-from agent_server.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 

@@ -22,8 +22,8 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
-from agent_server.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 from tests.gateway.conftest import PASSWORD, password_hash

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent_server.clock import ManualClock
-from agent_server.ratelimit import Limiter, Policy
+from agent_server.foundation.clock import ManualClock
+from agent_server.policies.ratelimit import Limiter, Policy
 from agent_server.storage.kv import MemoryKV, RedisKV
 from tests.gateway.conftest import Harness, HarnessFactory
 

@@ -7,8 +7,8 @@ import asyncio
 import httpx
 import pytest
 
-from agent_server.clock import ManualClock
-from agent_server.errors import RateLimited
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.errors import RateLimited
 from agent_server.gateway.login_throttle import (
     FREE_PER_ACCOUNT,
     FREE_PER_ADDRESS,

@@ -7,9 +7,9 @@ import re
 import pytest
 from fastapi.routing import iter_route_contexts
 
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.gateway.model_table import ModelTable
 from agent_server.gateway.output_limits import UNKNOWN_MODEL_CEILING, output_ceiling
-from agent_server.llm.config import UpstreamConfig
 from tests.gateway.conftest import MODEL, Harness, chat_body, key_headers
 
 RELAYED = {

@@ -16,9 +16,9 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute, iter_route_contexts
 
 from agent_server.accounts import roles
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import User
-from agent_server.settings import Settings
 from http_facade.pages.dashboard.route import APP_NAV, PLATFORM_NAV, landing
 from http_facade.role_policy import BILLING, ROUTE_POLICY, access_for
 from http_facade.routes.wellknown import _asks_for_jwt

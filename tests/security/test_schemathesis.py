@@ -24,9 +24,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agent_server.foundation.settings import Settings
 from agent_server.gateway import repository as repo
 from agent_server.gateway.passwords import hash_password
-from agent_server.settings import Settings
 from agent_server.storage.db import Database
 from tests.conftest import BASE_URL, LiveServer
 

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from agent_server.clock import ManualClock
-from agent_server.settings import Settings
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from tests.admin.conftest import Receiver, _handler, admin_settings, populate
 from tests.conftest import BASE_URL, running

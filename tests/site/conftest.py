@@ -16,8 +16,8 @@ from fastapi import FastAPI
 from sqlalchemy import func
 from sqlmodel import SQLModel, select
 
-from agent_server.clock import ManualClock
-from agent_server.settings import Settings
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from agent_server.site.build import Site
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from agent_server.errors import UpstreamFailed
+from agent_server.foundation.errors import UpstreamFailed
 from agent_server.llm.types import ChatRequest, Completion, Delta
 from tests.site.conftest import assert_envelope, parse_sse, site_of
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
 from tests.site.conftest import ORIGIN, UA, ClientFactory, assert_envelope
 
 CHAT = "/api/chat-completion.php"

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
 from agent_server.site.tables import OrderRecord
 from agent_server.storage.records import IdempotencyRecord, JobRecord
 from tests.site.conftest import assert_envelope, count_rows

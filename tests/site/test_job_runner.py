@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
 from agent_server.jobs.runner import JobRunner
 from agent_server.jobs.store import FAILED, QUEUED, JobStore
-from agent_server.settings import Settings
 from agent_server.storage.db import Database
 from agent_server.storage.migrate import upgrade
 

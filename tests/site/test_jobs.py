@@ -12,9 +12,9 @@ import pytest
 import yaml
 from fastapi import FastAPI
 
-from agent_server.clock import ManualClock
-from agent_server.services import shipped_content_dir
-from agent_server.settings import Settings
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
+from agent_server.knowledge.pack import shipped_content_dir
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 from tests.site.conftest import assert_envelope, site_of, wait_for_job
@@ -210,7 +210,7 @@ async def test_a_separate_worker_runs_jobs_from_the_shared_queue(
 ) -> None:
     """The server only enqueues (job_worker=none); another "process" (its own services, as
     ``agentgate worker`` builds them) takes the ids from Redis and runs the jobs."""
-    from agent_server.services import build_services, close_services
+    from agent_server.capabilities.services import build_services, close_services
     from agent_server.site.build import build_site
     from tools import build_registry
 

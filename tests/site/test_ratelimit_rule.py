@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agent_server.clock import ManualClock
+from agent_server.foundation.clock import ManualClock
 from tests.site.conftest import assert_envelope
 from tests.site.test_ask import ASK, QUESTIONS
 from tests.site.test_chat import chat, get_token

@@ -5,7 +5,7 @@ data directory. The first SQLite database a test's app creates is copied from a 
 migrations built once per test process; the app's own ``upgrade`` then runs as always and finds
 the schema at head. PostgreSQL databases of the ``postgres_url`` fixture are created from a
 migrated template database (``CREATE DATABASE ... TEMPLATE``). The migrations themselves are
-tested from an empty database (tests/agent_server/test_migrations.py restores ``REAL_UPGRADE``).
+tested from an empty database (tests/storage/test_migrations.py restores ``REAL_UPGRADE``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from agent_server.storage import migrate
 
 SQLITE_PREFIX = "sqlite:///"

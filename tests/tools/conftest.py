@@ -16,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from agent_server.context import ToolContext
-from agent_server.services import Services, build_services, close_services
-from agent_server.settings import Settings
+from agent_server.capabilities.context import ToolContext
+from agent_server.capabilities.services import Services, build_services, close_services
+from agent_server.foundation.settings import Settings
 from tests.conftest import free_port
 from tools import build_registry
 

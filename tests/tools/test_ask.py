@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent_server.ask import weather_place
-from agent_server.errors import NotFound
-from agent_server.weather import WeatherReport
+from agent_server.foundation.errors import NotFound
+from agent_server.knowledge.ask import weather_place
+from agent_server.knowledge.weather import WeatherReport
 from tests.tools.conftest import Call
 
 

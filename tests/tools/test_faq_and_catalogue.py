@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_server.errors import ValidationFailed
-from agent_server.services import Services
+from agent_server.capabilities.services import Services
+from agent_server.foundation.errors import ValidationFailed
 from tests.tools.conftest import Call
 
 # Paraphrases (no copy of the FAQ wording) and the entry that must rank first.

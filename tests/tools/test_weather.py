@@ -7,8 +7,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent_server.errors import NotFound, UpstreamFailed
-from agent_server.weather import OpenMeteoWeather, SandboxWeather, WeatherReport
+from agent_server.foundation.errors import NotFound, UpstreamFailed
+from agent_server.knowledge.weather import OpenMeteoWeather, SandboxWeather, WeatherReport
 from tests.conftest import BASE_URL, free_port, running
 from tests.tools.conftest import Call, FakeOpenMeteo
 
@@ -30,7 +30,7 @@ async def test_sandbox_weather_differs_between_places() -> None:
 
 
 async def test_get_weather_needs_a_location(call: Call) -> None:
-    from agent_server.errors import ValidationFailed
+    from agent_server.foundation.errors import ValidationFailed
 
     with pytest.raises(ValidationFailed) as raised:
         await call("get_weather", {"location": ""})
@@ -106,7 +106,7 @@ async def test_open_meteo_unreachable_is_an_upstream_error() -> None:
 @pytest.fixture
 async def open_meteo_client(tmp_path: Path, open_meteo: FakeOpenMeteo):
     """The real app configured for Open-Meteo at the loopback fake, over ASGI."""
-    from agent_server.settings import Settings
+    from agent_server.foundation.settings import Settings
     from http_facade.app import create_app
 
     settings = Settings(

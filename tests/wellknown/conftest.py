@@ -14,9 +14,9 @@ import jsonschema
 import pytest
 from fastapi import FastAPI
 
-from agent_server.clock import ManualClock
-from agent_server.settings import Settings
-from agent_server.versions import CURRENT_VERSION, ApiVersion, VersionRegistry
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.settings import Settings
+from agent_server.policies.versions import CURRENT_VERSION, ApiVersion, VersionRegistry
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 

@@ -7,7 +7,7 @@ from fastapi import FastAPI
 from fastapi.routing import iter_route_contexts
 from openapi_spec_validator import validate
 
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
 from http_facade.app import create_app
 from http_facade.errors import uses_gateway_envelope
 from tests.wellknown.conftest import json_of

@@ -12,8 +12,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from prometheus_client.parser import text_string_to_metric_families
 
-from agent_server.metrics import Metrics
-from agent_server.settings import Settings
+from agent_server.foundation.settings import Settings
+from agent_server.observability.metrics import Metrics
 from http_facade import metrics as http_metrics
 from http_facade.app import create_app
 from http_facade.routes.probes import llm_check, probe

@@ -18,9 +18,9 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from agent_server.llm.config import UpstreamConfig
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.llm.health import EXTRAS_KEY, UpstreamHealth
-from agent_server.settings import Settings
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 from tests.llm.conftest import config

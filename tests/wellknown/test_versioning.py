@@ -12,9 +12,9 @@ import pytest
 from fastapi import FastAPI
 from fastapi.routing import iter_route_contexts
 
-from agent_server.clock import ManualClock
-from agent_server.errors import VersionGone
-from agent_server.versions import ApiVersion, VersionRegistry
+from agent_server.foundation.clock import ManualClock
+from agent_server.foundation.errors import VersionGone
+from agent_server.policies.versions import ApiVersion, VersionRegistry
 from http_facade.versioning import cors_options
 from tests.wellknown.conftest import DEPRECATED, ENDING, NOW, RETIRED, make_versions
 

@@ -18,12 +18,12 @@ from agent_server.accounts.sso.enforcement import keep_enforceable
 from agent_server.accounts.sso.oidc_metadata import ENDPOINTS, IssuerDirectory
 from agent_server.accounts.sso.outbound import ProviderUnreachable
 from agent_server.accounts.tables import SsoConnection
-from agent_server.admin.crypto import SecretBox
-from agent_server.clock import Clock
-from agent_server.errors import Conflict, NotFound, ValidationFailed
-from agent_server.gateway.keys import new_id
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, NotFound, ValidationFailed
+from agent_server.foundation.ids import new_id
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.storage.db import Database
-from agent_server.timeutil import iso, utc
 
 ASSIGNABLE_PERMISSIONS = frozenset({"tenant:admin"})  # never platform:admin: a tenant cannot grant it
 DEFAULT_SCOPES = ("openid", "email", "profile")

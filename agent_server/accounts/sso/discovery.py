@@ -12,10 +12,10 @@ from sqlalchemy import select
 from agent_server.accounts.sso.enforcement import plan_has_sso
 from agent_server.accounts.sso.provision import domain_of, tenant_for_domain
 from agent_server.accounts.tables import SsoConnection
-from agent_server.errors import NotFound
+from agent_server.foundation.errors import NotFound
 from agent_server.gateway.plans import PlanCatalog
 from agent_server.gateway.tables import Tenant
-from agent_server.ratelimit import Policy
+from agent_server.policies.ratelimit import Policy
 from agent_server.storage.db import Database
 
 # Per client address: it tells which domains sign in with SSO, so it is not for bulk look-ups.

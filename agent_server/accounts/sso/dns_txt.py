@@ -7,7 +7,7 @@ import dns.exception
 import dns.nameserver
 import dns.resolver
 
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 
 LOOKUP_SECONDS = 5.0
 

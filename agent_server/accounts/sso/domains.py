@@ -23,11 +23,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from agent_server.accounts.sso.dns_txt import txt_values
 from agent_server.accounts.sso.enforcement import keep_enforceable
 from agent_server.accounts.tables import TenantDomain
-from agent_server.clock import Clock
-from agent_server.errors import Conflict, NotFound, ValidationFailed
-from agent_server.settings import Settings
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import Conflict, NotFound, ValidationFailed
+from agent_server.foundation.settings import Settings
+from agent_server.foundation.timeutil import utc
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 MAX_DOMAINS_PER_TENANT = 20
 VERIFIED = TenantDomain.verified_at.is_not(None)  # type: ignore[union-attr]

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent_server.accounts.sso.provision import PLATFORM_ADMIN
 from agent_server.accounts.tables import SsoConnection, TenantDomain
-from agent_server.errors import Conflict, PlanLimitExceeded
+from agent_server.foundation.errors import Conflict, PlanLimitExceeded
 from agent_server.gateway.tables import Tenant, User
 from agent_server.storage.db import Database
 

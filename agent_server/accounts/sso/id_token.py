@@ -24,8 +24,8 @@ from joserfc.errors import (
 from joserfc.jws import JWSRegistry
 
 from agent_server.accounts.sso.oidc_metadata import IssuerDirectory, ProviderMetadata
-from agent_server.clock import Clock
-from agent_server.errors import AuthFailed, PermissionDenied
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AuthFailed, PermissionDenied
 
 LEEWAY_SECONDS = 60
 CLAIM_PROBLEMS = {

@@ -29,12 +29,12 @@ from agent_server.accounts.sso.oidc_metadata import IssuerDirectory, ProviderMet
 from agent_server.accounts.sso.outbound import ProviderHttp
 from agent_server.accounts.sso.provision import connection, provision
 from agent_server.accounts.tables import SsoConnection
-from agent_server.admin.crypto import SecretBox
-from agent_server.clock import Clock
-from agent_server.errors import AuthFailed, NotFound, PermissionDenied, ValidationFailed
+from agent_server.foundation.clock import Clock
+from agent_server.foundation.errors import AuthFailed, NotFound, PermissionDenied, ValidationFailed
+from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.plans import PlanCatalog
-from agent_server.ratelimit import Limiter, Policy
-from agent_server.settings import Settings
+from agent_server.policies.ratelimit import Limiter, Policy
 from agent_server.storage.db import Database
 from agent_server.storage.kv import KV
 

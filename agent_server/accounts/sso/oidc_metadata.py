@@ -15,7 +15,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from agent_server.accounts.sso.outbound import ProviderHttp, ProviderUnreachable
-from agent_server.clock import Clock
+from agent_server.foundation.clock import Clock
 
 CACHE_SECONDS = 3600.0
 # Signed with the provider's private key; HS* (keyed with the client secret) and none are refused.

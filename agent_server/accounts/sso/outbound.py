@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from agent_server.errors import UpstreamFailed, ValidationFailed
+from agent_server.foundation.errors import UpstreamFailed, ValidationFailed
 from agent_server.webhooks.url_guard import UrlGuard, pinned_client
 
 MAX_ANSWER_BYTES = 512 * 1024

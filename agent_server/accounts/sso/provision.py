@@ -23,11 +23,11 @@ from sqlalchemy.exc import IntegrityError
 from agent_server.accounts import invitation_store as store
 from agent_server.accounts.roles import permissions_with, role_from_permissions
 from agent_server.accounts.tables import SsoConnection, TenantDomain
-from agent_server.errors import Conflict, PermissionDenied
+from agent_server.foundation.errors import Conflict, PermissionDenied
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway import repository as repo
 from agent_server.gateway.tables import User
 from agent_server.storage.db import Database
-from agent_server.timeutil import utc
 
 DEFAULT_PERMISSIONS = ["tenant:admin"]
 PLATFORM_ADMIN = "platform:admin"

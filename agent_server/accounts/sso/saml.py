@@ -26,11 +26,11 @@ from agent_server.accounts.sso.connections import ASSIGNABLE_PERMISSIONS
 from agent_server.accounts.sso.enforcement import keep_enforceable, require_sso_plan
 from agent_server.accounts.sso.provision import DEFAULT_PERMISSIONS, connection, provision
 from agent_server.accounts.tables import SsoConnection
-from agent_server.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
-from agent_server.gateway.keys import new_id
+from agent_server.foundation.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from agent_server.foundation.ids import new_id
+from agent_server.foundation.timeutil import iso, utc
 from agent_server.gateway.tables import Tenant, User
-from agent_server.ratelimit import Policy
-from agent_server.timeutil import iso, utc
+from agent_server.policies.ratelimit import Policy
 
 if TYPE_CHECKING:
     from agent_server.accounts.service import Accounts

@@ -14,9 +14,9 @@ from saml2.client import Saml2Client
 from saml2.config import SPConfig
 from saml2.saml import NAMEID_FORMAT_EMAILADDRESS
 
-from agent_server.accounts.sso.saml import SpEndpoints
 from agent_server.accounts.sso.saml_crypto import CONFIG_VALUE, use_signxml
-from agent_server.errors import Conflict
+from agent_server.accounts.sso.saml_endpoints import SpEndpoints
+from agent_server.foundation.errors import Conflict
 
 CLOCK_SKEW_SECONDS = 60  # NotBefore/NotOnOrAfter tolerance for an IdP whose clock is a little off
 

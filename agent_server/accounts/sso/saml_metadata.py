@@ -19,10 +19,10 @@ from saml2 import BINDING_HTTP_REDIRECT, SAMLError
 from saml2.mdstore import InMemoryMetaData
 from saml2.metadata import create_metadata_string
 
-from agent_server.accounts.sso.saml import SpEndpoints
 from agent_server.accounts.sso.saml_client import sp_config
-from agent_server.errors import ValidationFailed
-from agent_server.timeutil import iso
+from agent_server.accounts.sso.saml_endpoints import SpEndpoints
+from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.timeutil import iso
 
 PARAM = "idp_metadata_xml"
 

@@ -27,9 +27,9 @@ from saml2.saml import NAMEID_FORMAT_EMAILADDRESS
 from saml2.sigver import SigverError
 from saml2.validate import ResponseLifetimeExceed, ToEarly
 
-from agent_server.accounts.sso.saml import SpEndpoints
 from agent_server.accounts.sso.saml_client import sp_client
-from agent_server.errors import AgentError, AuthFailed, ValidationFailed
+from agent_server.accounts.sso.saml_endpoints import SpEndpoints
+from agent_server.foundation.errors import AgentError, AuthFailed, ValidationFailed
 
 log = logging.getLogger("agentgate.sso.saml")
 RESPONSE_TAG = "{urn:oasis:names:tc:SAML:2.0:protocol}Response"

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from agent_server.accounts.members import Acting
 from agent_server.accounts.roles import ROLE_TEXT
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from agent_server.gateway.tables import Tenant, User
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.route import (

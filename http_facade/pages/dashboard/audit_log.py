@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse
 from sqlmodel import col, select
 
 from agent_server.admin.wiring import admin_services
-from agent_server.errors import PlanLimitExceeded
+from agent_server.foundation.errors import PlanLimitExceeded
 from agent_server.gateway.tables import User
 from http_facade.pages.dashboard.route import SessionDep, actor_of, dashboard_router, page, responses
 from http_facade.pages.dashboard.session import APP_PATH

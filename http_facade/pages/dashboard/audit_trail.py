@@ -16,7 +16,7 @@ from typing import Any
 from starlette.requests import Request
 
 from agent_server.admin.wiring import admin_services
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from http_facade.deps import client_ip
 
 log = logging.getLogger("agentgate.audit")

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from agent_server.accounts.sso.discovery import DISCOVERIES_PER_IP, discover
 from agent_server.admin.audit import LOGIN_FAILED
-from agent_server.errors import AgentError, AuthFailed
+from agent_server.foundation.errors import AgentError, AuthFailed
 from agent_server.gateway import repository as repo
 from http_facade.deps import client_ip
 from http_facade.pages.dashboard import sso_handoff

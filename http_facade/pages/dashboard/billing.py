@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import Field
 
 from agent_server.billing.trial import OVERDUE, PAID
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from agent_server.gateway.plans import subscription_plans
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.route import (

@@ -12,7 +12,7 @@ from fastapi import Form, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.json_body import json_body
 from http_facade.pages.dashboard.plan_gate import plan_gate

@@ -9,7 +9,7 @@ from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.route import (
     DashboardForm,

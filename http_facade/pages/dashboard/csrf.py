@@ -26,9 +26,9 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agent_server.errors import PermissionDenied
+from agent_server.foundation.errors import PermissionDenied
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.tokens import signing_secret
-from agent_server.settings import Settings
 from http_facade.pages.dashboard.session import APP_PATH, SESSION_COOKIE, secure_cookies
 
 CSRF_COOKIE = "agentgate_csrf"

@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
 from agent_server.accounts.links import INVITE_PAGE
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from agent_server.gateway.tables import User
 from http_facade.pages.dashboard.audit_trail import record
 from http_facade.pages.dashboard.route import (

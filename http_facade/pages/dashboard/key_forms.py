@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from agent_server.billing.money import decimal_text, exponent, to_minor
-from agent_server.errors import AgentError, ValidationFailed
+from agent_server.foundation.errors import AgentError, ValidationFailed
 from agent_server.gateway.key_settings import MAX_AMOUNT, KeyOptions, key_name
 from agent_server.gateway.tables import ApiKey, unix
 from http_facade.pages.dashboard.route import DashboardForm

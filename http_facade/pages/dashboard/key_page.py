@@ -11,14 +11,14 @@ from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, Response
 
 from agent_server.billing.money import decimal_text
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
+from agent_server.foundation.timeutil import month_bounds
 from agent_server.gateway.key_activity import recent_requests
 from agent_server.gateway.repository import find_key
 from agent_server.gateway.tables import ApiKey
 from agent_server.gateway.usage_range import UsagePeriod
 from agent_server.gateway.usage_report import cells
 from agent_server.gateway.usage_totals import Totals
-from agent_server.timeutil import month_bounds
 from http_facade.pages.dashboard import key_forms
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.key_forms import KeyForm

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import Path, Request
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from agent_server.gateway.key_admin import is_live
 from agent_server.gateway.plans import PlanInfo
 from agent_server.gateway.tables import ApiKey, unix

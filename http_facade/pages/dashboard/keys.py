@@ -16,12 +16,12 @@ from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
-from agent_server.errors import AgentError
-from agent_server.gateway.grants import ModelGrant
+from agent_server.foundation.errors import AgentError
 from agent_server.gateway.key_admin import MAX_OVERLAP, is_live
 from agent_server.gateway.key_settings import DEFAULT_SCOPES
 from agent_server.gateway.repository import find_key, list_keys
 from agent_server.gateway.tables import ApiKey
+from agent_server.llm.grants import ModelGrant
 from http_facade.pages.dashboard import key_forms, key_page
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.key_forms import KeyForm

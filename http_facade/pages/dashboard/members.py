@@ -18,7 +18,7 @@ from pydantic import EmailStr, Field
 from agent_server.accounts import invitation_store
 from agent_server.accounts.members import Acting, member_view
 from agent_server.accounts.roles import INVITABLE, ROLE_TEXT, ROLES
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.route import (
     DashboardForm,

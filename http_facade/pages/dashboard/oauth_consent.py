@@ -16,7 +16,7 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import Field
 
 from agent_server.accounts.roles import BUILDERS
-from agent_server.errors import PermissionDenied
+from agent_server.foundation.errors import PermissionDenied
 from agent_server.oauth.models import Owner
 from agent_server.oauth.service import OAuthError
 from http_facade.pages.dashboard.route import DashboardForm, SessionDep, checked, dashboard_router, page

@@ -7,10 +7,10 @@ from __future__ import annotations
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 
+from agent_server.foundation.timeutil import iso
 from agent_server.gateway.repository import list_keys
 from agent_server.gateway.usage_month import month_to_date
 from agent_server.gateway.usage_report import has_usage
-from agent_server.timeutil import iso
 from http_facade.pages.dashboard.route import SessionDep, dashboard_router, page
 from http_facade.pages.dashboard.session import APP_PATH
 from http_facade.pages.dashboard.snippets import first_request

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from agent_server.accounts.passkey_tables import MAX_NAME_CHARS
 from agent_server.accounts.sessions import RECENT_SIGN_IN_SECONDS
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.passkey_place import passkey_place
 from http_facade.pages.dashboard.route import (

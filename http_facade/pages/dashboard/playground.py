@@ -16,9 +16,9 @@ from pydantic import Field
 from sse_starlette import EventSourceResponse
 
 from agent_server.admin.wiring import admin_services
-from agent_server.content import Model
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from agent_server.gateway.plans import PlanInfo
+from agent_server.knowledge.pack import Model
 from agent_server.llm.types import ChatMessage
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.route import (

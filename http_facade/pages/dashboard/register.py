@@ -16,7 +16,7 @@ from pydantic import EmailStr, Field
 
 from agent_server.accounts.links import VERIFY_PAGE
 from agent_server.accounts.registration import Application
-from agent_server.errors import Conflict, ValidationFailed
+from agent_server.foundation.errors import Conflict, ValidationFailed
 from agent_server.gateway.plans import self_serve_plans
 from http_facade.deps import client_ip, page_origin
 from http_facade.pages.dashboard.audit_trail import record

@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
 from agent_server.admin import routing
-from agent_server.errors import AgentError, PermissionDenied, ValidationFailed
+from agent_server.foundation.errors import AgentError, PermissionDenied, ValidationFailed
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.route import (
     DashboardForm,

@@ -17,10 +17,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from agent_server.accounts.transport import plain_http_loopback
-from agent_server.errors import AuthFailed, PermissionDenied
+from agent_server.foundation.errors import AuthFailed, PermissionDenied
+from agent_server.foundation.settings import Settings
 from agent_server.gateway.tables import Tenant, User
 from agent_server.gateway.tokens import AdminClaims
-from agent_server.settings import Settings
 from http_facade.role_policy import authorize
 
 APP_PATH = "/app"

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from agent_server.gateway.grants import ModelGrant
 from agent_server.gateway.plans import PlanInfo
+from agent_server.llm.grants import ModelGrant
 
 ENV_VAR = "AGENTGATE_API_KEY"
 QUESTION = "Say hello in five words."

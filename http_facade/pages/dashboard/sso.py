@@ -14,7 +14,7 @@ from fastapi import Form, Path, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
-from agent_server.errors import AgentError, NotFound
+from agent_server.foundation.errors import AgentError, NotFound
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.json_body import json_body
 from http_facade.pages.dashboard.route import (

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, Response
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.plan_gate import plan_gate
 from http_facade.pages.dashboard.route import (

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from agent_server.accounts.sessions import SignedIn
-from agent_server.errors import ValidationFailed
+from agent_server.foundation.errors import ValidationFailed
 from http_facade.pages.dashboard.session import APP_PATH, secure_cookies
 
 MARKER_PREFIX = "app:"

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from http_facade.pages.dashboard.plan_gate import plan_gate
 from http_facade.pages.dashboard.route import actor_of, page
 from http_facade.pages.dashboard.session import APP_PATH, Session

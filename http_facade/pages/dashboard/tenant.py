@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from agent_server.errors import NotFound
+from agent_server.foundation.errors import NotFound
 from agent_server.gateway.plans import PlanInfo
 from agent_server.gateway.repository import find_tenant
 from agent_server.gateway.tables import Tenant

@@ -13,7 +13,7 @@ from pydantic import Field, ValidationError
 
 from agent_server.admin.tenant_directory import MAX_SEARCH, create_tenant, find_tenants
 from agent_server.billing.engine import STANDING_GATE
-from agent_server.errors import AgentError, PermissionDenied, ValidationFailed
+from agent_server.foundation.errors import AgentError, PermissionDenied, ValidationFailed
 from agent_server.gateway.plans import subscription_plans
 from http_facade.pages.dashboard.audit_trail import record
 from http_facade.pages.dashboard.route import (

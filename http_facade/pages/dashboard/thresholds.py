@@ -16,7 +16,7 @@ from pydantic import Field
 from starlette.requests import Request
 
 from agent_server.admin.wiring import admin_services
-from agent_server.errors import AgentError, ValidationFailed
+from agent_server.foundation.errors import AgentError, ValidationFailed
 from agent_server.webhooks.thresholds import MAX_THRESHOLDS
 from http_facade.pages.dashboard.route import DashboardForm, actor_of
 from http_facade.pages.dashboard.session import Session

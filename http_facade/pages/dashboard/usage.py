@@ -15,9 +15,9 @@ from typing import Annotated, Any
 from fastapi import Query, Request
 from fastapi.responses import HTMLResponse
 
+from agent_server.foundation.timeutil import utc
 from agent_server.gateway.usage_range import usage_period
 from agent_server.gateway.usage_report import usage_report
-from agent_server.timeutil import utc
 from http_facade.deps import IsoDay
 from http_facade.pages.dashboard.charts import BarList, ColumnChart, bar_list, column_chart, count
 from http_facade.pages.dashboard.route import SessionDep, dashboard_router, page, responses

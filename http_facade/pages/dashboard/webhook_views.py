@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import Field
 
 from agent_server.admin.wiring import admin_services
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from agent_server.webhooks.repository import EVENT_TYPES
 from http_facade.pages.dashboard.plan_gate import plan_gate
 from http_facade.pages.dashboard.route import DashboardForm, actor_of, page

@@ -14,7 +14,7 @@ from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, Response
 
 from agent_server.admin.wiring import admin_services
-from agent_server.errors import AgentError
+from agent_server.foundation.errors import AgentError
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.json_body import json_body
 from http_facade.pages.dashboard.route import (
