@@ -11,6 +11,7 @@ import anyio
 from fastapi import FastAPI
 
 from agent_server.accounts.service import Accounts
+from agent_server.agent_auth.asserted import asserted_keys_of
 from agent_server.batches.wiring import build_batches
 from agent_server.billing.wiring import build_billing
 from agent_server.capabilities.services import Services, build_services, close_services
@@ -22,6 +23,8 @@ from agent_server.foundation.settings import Settings
 from agent_server.gateway.response_cache import ResponseCache
 from agent_server.gateway.service import Gateway
 from agent_server.mcp.server import build_mcp_server
+from agent_server.mcp.tenant_tools import TenantTools
+from agent_server.oauth.service import oauth_of
 from agent_server.observability.metrics import Metrics
 from agent_server.policies.versions import VersionRegistry, default_versions
 from agent_server.reminders.job import VersionReminders
@@ -47,16 +50,18 @@ from http_facade.routes import (
     wellknown,
 )
 from http_facade.routes import mcp as mcp_routes
+from http_facade.routes import oauth as oauth_routes
 from http_facade.routes import tools as tool_routes
 from http_facade.routes.account_routers import ACCOUNT_ROUTERS
 from http_facade.routes.admin_connectors import install_connectors
 from http_facade.routes.admin_routers import ADMIN_ROUTERS, AuditMiddleware, admin_running
 from http_facade.routes.billing_routers import install_billing
 from http_facade.routes.internal_rpc import install_internal_rpc
+from http_facade.routes.mcp_callers import MCPCallers
 from http_facade.routes.mcp_fast import fast_path as mcp_fast_path
 from http_facade.routes.site_chat import chat_router
 from http_facade.routes.site_routers import SITE_ROUTERS
-from tools import build_registry
+from tools import build_registry, build_tenant_registry
 from wellknown.mcp import MCP_PATH, mcp_manifest
 
 API_VERSION = "2026-05-18"
@@ -72,6 +77,8 @@ def create_app(
     services = build_services(settings, clock)
     gateway = Gateway(services, current_version=versions.current.name)
     accounts = Accounts(services, gateway)  # registration, mail, passwords, passkeys, SSO
+    # /oauth/*; /v1 accepts its access tokens; its JWT-bearer grant checks ID-JAGs as /agent/auth does
+    oauth_server = oauth_of(services, gateway, asserted_keys_of(accounts).person)
     # Month-6 and final reminder mails to admins of tenants still pinning a deprecated version.
     reminders = VersionReminders(
         services.db, versions, accounts.box, services.clock, settings.public_base_url
@@ -88,6 +95,8 @@ def create_app(
     )
     # MCP and /api/tools/call serve anonymous callers: their model calls spend the site's budget.
     mcp_server = build_mcp_server(registry, site.services)
+    services.extras["gateway"] = gateway  # the tenant's MCP tools call it (tools/tenant.py)
+    mcp_server.tenant = TenantTools(build_tenant_registry(settings), services)
     managers = mcp_routes.session_managers(mcp_server, settings)
     company = services.knowledge.pack.company
 
@@ -138,6 +147,7 @@ def create_app(
     app.state.batches, batch_runner = build_batches(gateway, files, site.jobs)  # run by the job workers
     site.housekeeping += [files.purge, batch_runner.resume_stalled]  # expired files, stalled batches
     app.state.accounts = accounts
+    app.state.oauth = oauth_server
     app.state.reminders = reminders
     app.state.site = site
     app.state.billing = billing
@@ -155,6 +165,7 @@ def create_app(
         lambda: mcp_manifest(registry, settings, company.name, company.tagline, website=company.website),
         mcp_routes.HostGuard(mcp_routes.transport_security(settings)),
         fast_path=mcp_fast_path(mcp_server, settings),  # hot requests skip the SDK's transport
+        callers=MCPCallers(oauth_server.tokens.caller, mcp_server.tenant, settings.public_base_url),
     )
     # Routes are matched in order: the tenant gateway, the busiest, comes first.
     cached = app.state.response_cache is not None
@@ -184,6 +195,7 @@ def create_app(
     app.include_router(wellknown.router)
     app.include_router(probes.router)
     app.include_router(agent_auth.router)
+    app.include_router(oauth_routes.router)
     install_billing(app, billing)  # /<billing_path_segment>/... (spec 4.3)
     install_internal_rpc(app, settings, registry, gateway)  # with service credentials only
     install_pages(app)  # pages for people, /docs, /docs/errors and /static (docs/pages.md)

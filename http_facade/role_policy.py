@@ -186,6 +186,12 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
     ("POST", "/app/invitations/accept"): PUBLIC,
     # Dashboard: one's own account.
     ("POST", "/app/logout"): SELF,
+    ("GET", "/app/oauth/consent"): READERS,
+    ("POST", "/app/oauth/consent"): BUILDERS,  # an app acting for a person uses the gateway like a key
+    ("GET", "/app/connected-apps"): SELF,  # one's own consents (docs/oauth.md)
+    ("POST", "/app/connected-apps/disconnect"): SELF,
+    ("GET", "/admin/oauth/apps"): SELF,
+    ("DELETE", "/admin/oauth/apps"): SELF,
     ("GET", "/app/account"): SELF,
     ("POST", "/app/account/password"): SELF,
     ("POST", "/app/account/sign-out"): SELF,

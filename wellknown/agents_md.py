@@ -41,7 +41,33 @@ def _plan_line(plan: Plan) -> str:
         if plan.requests_per_minute
         else "negotiated rate"
     )
+    if plan.anonymous_agents:
+        return f"- {plan.name}: {rate}, keys from POST /agent/auth valid {plan.trial_days} days, scopes {', '.join(plan.scopes)}"
     return f"- {plan.name}: {rate}, {plan.trial_days}-day trial, scopes {', '.join(plan.scopes)}"
+
+
+def _agent_auth_lines(base: str, settings: Settings, plans: list[Plan]) -> list[str]:
+    """How agents get a key without a person at a keyboard: what POST /agent/auth issues today."""
+    path, lines = f"{base}{AGENT_AUTH_PATH}", []
+    free = next((plan for plan in plans if plan.anonymous_agents), None)
+    if free is not None:
+        quota = f", {free.monthly_token_quota:,} tokens a month" if free.monthly_token_quota else ""
+        cap = f"; at most {free.max_keys} live keys per address" if free.max_keys else ""
+        lines.append(
+            f'- No account yet: `POST {path}` with `{{"identity_type": "anonymous", "email": ...}}` answers '
+            f"201 `{{api_key, expires_at, scopes}}`: a {free.name}-plan key (scopes {', '.join(free.scopes)}; "
+            f"models {', '.join(free.models)}; {free.requests_per_minute} requests per minute{quota}) that "
+            f"works at once and expires after {free.trial_days} days{cap}. When that address registers an "
+            "organisation, its live keys become the organisation's."
+        )
+    minutes = settings.agent_assertion_key_ttl_seconds // 60
+    lines.append(
+        f'- For a person of an organisation: `POST {path}` with `{{"identity_type": "identity_assertion", '
+        '"assertion": "<ID-JAG>"}`, a JWT (typ `oauth-id-jag+jwt`) from the identity provider of the '
+        "organisation's single sign-on, `aud` this service's issuer, with `client_id`, `sub`, `email`, "
+        f"`exp`, `iat` and a `jti` used once: a key of that organisation for {minutes} minutes."
+    )
+    return lines
 
 
 def agents_md(
@@ -125,9 +151,19 @@ def agents_md(
         "- Administration `/admin/*`: `Authorization: Bearer <JWT>` from `POST /admin/auth/login`.",
         f'- Every 401 carries `WWW-Authenticate: Bearer ... resource_metadata="{base}{PROTECTED_RESOURCE_PATH}"`; '
         "follow its `authorization_servers`.",
-        f"- Planned, answering 501 today: OAuth 2.0 with PKCE, and `POST {base}{AGENT_AUTH_PATH}` "
-        '(`{"identity_type": "anonymous", "email": ...}` for a free-tier key, or `identity_assertion` '
-        "with an ID-JAG token).",
+        *_agent_auth_lines(base, settings, plans),
+        f"- OAuth 2.1 for apps acting for a person: metadata at `{base}/.well-known/oauth-authorization-server`; "
+        f"register at `POST {base}/oauth/register` (RFC 7591), authorization code with PKCE S256 at "
+        f"`{base}/oauth/authorize` (the person signs in and consents in the dashboard), tokens at "
+        f"`POST {base}/oauth/token` with `resource={base}`; the access token works on `/v1` like an API key "
+        "(scopes chat, embeddings, files, models within the plan's; 15 minutes), the refresh token is "
+        f"rotated on each use; `POST {base}/oauth/revoke` revokes. A client id may instead be the https URL "
+        "of a Client ID Metadata Document. An agent holding an ID-JAG may also use it at the token "
+        "endpoint as a JWT-bearer grant (`grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`). "
+        f"The same token on `{base}/api/mcp.php` adds the organisation's own tools to the public ones, each "
+        "behind a scope: get_usage_this_month (usage:read), list_api_keys (keys:read), create_api_key "
+        "(keys:write), get_recent_requests (logs:read); calling one without a token answers 401 with the "
+        "scope to ask for.",
         f"- Registration for people: `GET {base}{REGISTER_PATH}` describes it.",
         "",
         "## Errors",

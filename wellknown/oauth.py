@@ -1,11 +1,11 @@
 """OAuth discovery: RFC 8414 authorization-server metadata, RFC 9728 protected-resource metadata and
 the RFC 6750 / RFC 9728 ``WWW-Authenticate`` challenge every 401 carries.
 
-What is live today: API keys (bearer or ``X-API-Key``) on ``/v1``, admin JWTs from
-``POST /admin/auth/login``. OAuth 2.0 with PKCE and ``POST /agent/auth`` are planned (spec 5.7).
-The metadata says so: the OAuth endpoints it names exist and answer 501 ``not_implemented``
-with directions, ``oauth_status`` and ``agent_auth.status`` are ``planned``, and the admin login
-is *not* passed off as a token endpoint (it is not an RFC 6749 grant).
+What is live (docs/oauth.md): API keys (bearer or ``X-API-Key``) on ``/v1``, admin JWTs from
+``POST /admin/auth/login``, ``POST /agent/auth`` for anonymous agents and identity assertions, and the
+OAuth 2.1 authorization server: authorization code with PKCE S256, refresh rotation, dynamic client
+registration and revocation, whose access tokens ``/v1`` accepts for the resource named here. The
+admin login is *not* passed off as a token endpoint (it is not an RFC 6749 grant).
 """
 
 from __future__ import annotations
@@ -13,15 +13,20 @@ from __future__ import annotations
 from typing import Any
 
 from agent_server.foundation.settings import Settings
+from agent_server.oauth.endpoints import AUTH_METHODS as CLIENT_AUTH_METHODS
+from agent_server.oauth.endpoints import GRANT_TYPES
+from agent_server.oauth.server import SCOPES as OAUTH_SCOPES  # of access tokens: never admin
 
 AUTHORIZATION_SERVER_PATH = "/.well-known/oauth-authorization-server"
 PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
 AUTHORIZE_PATH = "/oauth/authorize"
 TOKEN_PATH = "/oauth/token"
+REVOKE_PATH = "/oauth/revoke"
+INTROSPECT_PATH = "/oauth/introspect"
+CLIENT_REGISTRATION_PATH = "/oauth/register"
 AGENT_AUTH_PATH = "/agent/auth"
 REGISTER_PATH = "/register"
 REALM = "agentgate"
-SCOPES = ("chat", "embeddings", "files", "models", "admin")
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 IDENTITY_TYPES = ("anonymous", "identity_assertion")
 
@@ -48,28 +53,30 @@ def authorization_server_metadata(settings: Settings) -> dict[str, Any]:
         "issuer": issuer(settings),
         "authorization_endpoint": f"{base}{AUTHORIZE_PATH}",
         "token_endpoint": f"{base}{TOKEN_PATH}",
-        "scopes_supported": list(SCOPES),
+        "registration_endpoint": f"{base}{CLIENT_REGISTRATION_PATH}",
+        "revocation_endpoint": f"{base}{REVOKE_PATH}",
+        "scopes_supported": list(OAUTH_SCOPES),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
-        "token_endpoint_auth_methods_supported": ["none"],
+        "grant_types_supported": list(GRANT_TYPES),
+        "token_endpoint_auth_methods_supported": list(CLIENT_AUTH_METHODS),
+        "revocation_endpoint_auth_methods_supported": list(CLIENT_AUTH_METHODS),
+        "introspection_endpoint": f"{base}{INTROSPECT_PATH}",
+        "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
         "code_challenge_methods_supported": ["S256"],
+        "client_id_metadata_document_supported": True,
         "service_documentation": f"{base}/AGENTS.md",
         "protected_resources": [base],
-        "oauth_status": "planned",
-        "oauth_status_description": (
-            "OAuth 2.0 with PKCE is planned and not live: its endpoints answer 501. Today use an API key "
-            f"(Authorization: Bearer or X-API-Key) on /v1, or an admin JWT from {base}/admin/auth/login."
-        ),
         "register_uri": f"{base}{REGISTER_PATH}",
         "agent_auth": {
-            "status": "planned",
+            "status": "live",
             "skill": f"{base}/AGENTS.md",
             "register_uri": f"{base}{AGENT_AUTH_PATH}",
             "identity_types_supported": list(IDENTITY_TYPES),
             "anonymous": {"credential_types_supported": ["api_key"], "requires": ["email"]},
             "identity_assertion": {
                 "assertion_types_supported": [ID_JAG],
+                "issuers": "the OIDC single sign-on connection of the organisation that verified the e-mail's domain",
                 "credential_types_supported": ["api_key"],
             },
         },
@@ -81,7 +88,7 @@ def protected_resource_metadata(settings: Settings, resource_name: str) -> dict[
     return {
         "resource": base,
         "authorization_servers": [issuer(settings)],
-        "scopes_supported": list(SCOPES),
+        "scopes_supported": list(OAUTH_SCOPES),
         "bearer_methods_supported": ["header"],
         "resource_name": resource_name,
         "resource_documentation": f"{base}/AGENTS.md",

@@ -122,7 +122,14 @@ def registration(
             for p in plans
         ],
         "trial": {"days": max((p.trial_days for p in plans), default=0), "card_required": False},
-        "agents": {"endpoint": f"{base}/agent/auth", "status": "planned"},
+        "agents": {
+            "endpoint": f"{base}/agent/auth",
+            "status": "live",
+            "identity_types": ["anonymous", "identity_assertion"],
+            "description": "An agent gets a Free-plan key at once for an e-mail address; registering "
+            "that address later makes its live keys the organisation's. An agent holding an ID-JAG "
+            "from an organisation's identity provider gets a key of that organisation.",
+        },
     }
 
 

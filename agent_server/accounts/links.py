@@ -19,6 +19,7 @@ from agent_server.foundation.timeutil import utc
 VERIFY_PAGE = "/app/register/verify"
 RESET_PAGE = "/app/password/reset"  # reset links, and the first admin's link of a tenant made by the platform
 INVITE_PAGE = "/app/invitations/accept"  # a member's invitation to an organisation (invitations.py)
+REGISTER_PAGE = "/app/register"  # where an organisation is registered (the anonymous-key notice names it)
 SIGN_IN_PAGE = "/app/login"
 FORGOT_PAGE = "/app/password/forgot"
 # The JSON route of reset and invitation tokens (registration tokens: POST /register/verify).

@@ -76,3 +76,14 @@ def member_invite(
         "nothing happens without the link.\n"
     )
     return Mail(to, f"Join {organisation} on {service}", text, "member_invite")
+
+
+def anonymous_key(to: str, service: str, expires: str, register_url: str) -> Mail:
+    text = (
+        f"An agent asked {service} for a free API key for {to}, and got one. It works until {expires} "
+        "on the Free plan.\n\n"
+        f"To keep it, register an organisation with this address at {register_url}: once you confirm "
+        "the address, the agent's live keys become your organisation's keys and stop expiring.\n\n"
+        "If you know of no such agent, ignore this message; the key expires on its own.\n"
+    )
+    return Mail(to, f"An agent got a {service} key for your address", text, "anonymous_key")

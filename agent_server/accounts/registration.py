@@ -4,7 +4,8 @@
 registration queues it when its passkey is saved (``attach_passkey``), so a passkey the browser
 failed to make leaves no mail behind. An e-mail that already has an account gets the same answer and
 a different mail ("you have an account"), so the answer never tells whether an address is known. ``verify`` uses the link once: it creates the
-tenant (trial from the plan) and its first admin, and signs the admin in. Only self-serve plans are
+tenant (trial from the plan) and its first admin, takes over the live keys anonymous agents got for
+the address (agent_server/agent_auth/claims.py), and signs the admin in. Only self-serve plans are
 offered (``plans.self_serve``: a list price); a negotiated plan is set by a platform administrator
 with a contract end (docs/billing.md, "Plans").
 """
@@ -23,6 +24,7 @@ from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.accounts.roles import OWNER
 from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.tables import Registration
+from agent_server.agent_auth.claims import claim_anonymous_keys
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import Conflict, ValidationFailed
 from agent_server.foundation.ids import new_id
@@ -309,6 +311,7 @@ class Registrations:
             ) from None
         if pending.passkey and self.passkeys is not None:
             self.passkeys.store(session, user.id, pending.passkey, "Passkey")
+        await claim_anonymous_keys(session, pending.email, tenant.id, now)  # docs/oauth.md
         return tenant, user
 
     async def _plan(self, plan_id: str) -> PlanRecord:

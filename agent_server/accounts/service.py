@@ -11,8 +11,11 @@ from agent_server.accounts.members import Members
 from agent_server.accounts.passkeys import Passkeys
 from agent_server.accounts.password_policy import PasswordPolicy
 from agent_server.accounts.registration import Registrations
+from agent_server.agent_auth.anonymous import AnonymousKeys
+from agent_server.billing.engine import STANDING_GATE
 from agent_server.capabilities.services import Services
 from agent_server.foundation.secret_box import SecretBox
+from agent_server.gateway.plans import anonymous_plan
 from agent_server.gateway.service import Gateway
 from agent_server.mail.service import Mailer
 from agent_server.policies.ratelimit import Limiter
@@ -38,6 +41,16 @@ class Accounts:
         )
         self.registrations.passkeys = self.passkeys  # registration may start with a passkey
         self.members = Members(self.db, self.clock)
+        self.anonymous = AnonymousKeys(
+            settings,
+            self.db,
+            self.clock,
+            self.limiter,
+            self.mailer,
+            anonymous_plan(services.knowledge.pack.plans),
+            name,
+            self._refresh_standing,
+        )
         self.invitations = Invitations(
             settings,
             self.db,
@@ -49,6 +62,12 @@ class Accounts:
             gateway.catalog,
             name,
         )
+
+    async def _refresh_standing(self, tenant_id: str) -> None:
+        """Have this process's billing gate read the tenant again (a trial that just got longer)."""
+        gate = self.services.extras.get(STANDING_GATE)
+        if gate is not None:
+            await gate.refresh(tenant_id)
 
     @property
     def sign_in_methods(self) -> list[str]:

@@ -46,6 +46,7 @@ class PriceBook:
 
     def __init__(self, pack: ContentPack) -> None:
         self.plan_names = {plan.id: plan.name for plan in pack.plans}
+        self.issued_plans = {plan.id for plan in pack.plans if plan.anonymous_agents}  # never sold
         self.plans = {
             plan.id: Price(
                 plan_lookup_key(plan.id),
@@ -86,6 +87,13 @@ class PriceBook:
             known = ", ".join(sorted(self.plan_names))
             raise ValidationFailed(
                 f"Unknown plan '{plan_id}'. Plans: {known}.", code="unknown_plan", param="plan_id"
+            )
+        if plan_id in self.issued_plans:
+            raise ValidationFailed(
+                f"The {self.plan_names[plan_id]} plan is issued to agents by POST /agent/auth, not sold; "
+                "choose another plan.",
+                code="plan_not_purchasable",
+                param="plan_id",
             )
         price = self.plans.get(plan_id)
         if price is None:

@@ -162,6 +162,18 @@ class Settings(BaseSettings):
     invite_ttl_seconds: int = Field(default=7 * 86_400, ge=3600, le=30 * 86_400)
     register_limit_per_ip: int = Field(default=10, ge=1, description="Registrations per IP per hour.")
     register_limit_per_email: int = Field(default=3, ge=1, description="Registrations per e-mail per hour.")
+    agent_auth_limit_per_ip: int = Field(
+        default=10, ge=1, description="POST /agent/auth calls per client IP per hour (docs/oauth.md)."
+    )
+    agent_auth_limit_per_email: int = Field(
+        default=3, ge=1, description="Anonymous keys issued per e-mail address per day (docs/oauth.md)."
+    )
+    agent_assertion_key_ttl_seconds: int = Field(
+        default=3600,
+        ge=300,
+        le=30 * 86_400,
+        description="Lifetime of a key POST /agent/auth issues for an identity assertion (docs/oauth.md).",
+    )
     password_breach_api_url: str | None = Field(
         default=None, description="A k-anonymity range API (GET <url>/range/<5 hex>); unset: offline only."
     )

@@ -27,7 +27,7 @@ cache, with no invalidation or event needed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from agent_server.foundation.clock import Clock
@@ -44,6 +44,8 @@ from agent_server.llm.grants import ModelGrant
 from agent_server.storage.db import Database
 
 Credentials = Callable[[Iterable[tuple[str, int, str]]], dict[str, ProviderCredential]]
+# Resolves an OAuth access token (docs/oauth.md) to the principal it acts as; None: not a live one.
+BearerTokens = Callable[[str], Awaitable["KeyPrincipal | None"]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,8 @@ class KeyAuthenticator:
         self._cache: dict[str, tuple[KeyPrincipal | None, float]] = {}
         self._inflight: dict[str, asyncio.Future[KeyPrincipal | None]] = {}
         self._generation = 0
+        self.bearer: BearerTokens | None = None  # set when the OAuth server is served
+        self.bearer_prefix = ""
 
     def refuse(self, message: str) -> AuthFailed:
         return AuthFailed(message, headers=self._challenge)
@@ -89,6 +93,11 @@ class KeyAuthenticator:
         if not raw:
             raise self.refuse("Missing API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'.")
         parsed = keys.parse(raw)
+        if parsed is None and self.bearer is not None and raw.startswith(self.bearer_prefix):
+            token_principal = await self.bearer(raw)
+            if token_principal is None:
+                raise self.refuse("Invalid, expired or revoked access token; refresh it or sign in again.")
+            return token_principal
         if parsed is None:
             raise self.refuse("Malformed API key.")
         environment, body = parsed

@@ -43,12 +43,23 @@ class PlanInfo:
 
 
 def self_serve(plan: Plan) -> bool:
-    """Registration offers the plan: it has a list price. ``price_monthly: null`` is sold by negotiation."""
-    return plan.price_monthly is not None
+    """Registration offers the plan: it has a list price. ``price_monthly: null`` is sold by negotiation;
+    the plan of anonymous agents' keys (``anonymous_agents``) is issued by POST /agent/auth, not sold."""
+    return plan.price_monthly is not None and not plan.anonymous_agents
 
 
 def self_serve_plans(plans: Iterable[Plan]) -> list[Plan]:
     return [plan for plan in plans if self_serve(plan)]
+
+
+def subscription_plans(plans: Iterable[Plan]) -> list[Plan]:
+    """The plans an organisation may be on: every plan but the one of anonymous agents' keys."""
+    return [plan for plan in plans if not plan.anonymous_agents]
+
+
+def anonymous_plan(plans: Iterable[Plan]) -> Plan | None:
+    """The plan of the keys POST /agent/auth issues to anonymous agents; None: not offered."""
+    return next((plan for plan in plans if plan.anonymous_agents), None)
 
 
 def check_scopes(plan: PlanInfo, scopes: Iterable[str]) -> list[str]:

@@ -257,9 +257,14 @@ async def _capped(session: AsyncSession, tenant_id: str, now: datetime, cap: Key
 
 async def add_key(db: Database, record: ApiKey, cap: KeyCap | None = None) -> ApiKey:
     async with db.session() as session:
-        await _capped(session, record.tenant_id, record.created_at, cap)
-        session.add(record)
+        await insert_key(session, record, cap)
     return record
+
+
+async def insert_key(session: AsyncSession, record: ApiKey, cap: KeyCap | None = None) -> None:
+    """Add ``record`` in the caller's transaction (with what else it writes), under ``cap``."""
+    await _capped(session, record.tenant_id, record.created_at, cap)
+    session.add(record)
 
 
 async def list_keys(db: Database, tenant_id: str) -> list[ApiKey]:

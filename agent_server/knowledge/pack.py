@@ -69,6 +69,9 @@ class Plan(Strict):
     max_file_bytes: int | None = Field(default=None, ge=1)
     # Percent off the price of batch usage (docs/batches.md, "Money"); 0: batches cost what live calls do.
     batch_discount: int = Field(default=0, ge=0, le=100)
+    # The plan of the keys POST /agent/auth issues to anonymous agents (docs/oauth.md): never offered
+    # at registration, never sold, never listed among the plans to subscribe to.
+    anonymous_agents: bool = False
 
 
 class Model(Strict):
@@ -215,6 +218,18 @@ class ContentPack(Strict):
                     raise _Bad(field, (number, "id"), f"duplicate id '{item.id}'")
                 seen.add(item.id)
         models = {m.id for m in self.models}
+        anonymous = [number for number, plan in enumerate(self.plans) if plan.anonymous_agents]
+        if len(anonymous) > 1:
+            raise _Bad(
+                "plans", (anonymous[1], "anonymous_agents"), "only one plan may be for anonymous agents"
+            )
+        for number in anonymous:
+            if "admin" in self.plans[number].scopes:
+                raise _Bad("plans", (number, "scopes"), "a plan for anonymous agents cannot grant admin")
+            if self.plans[number].trial_days < 1:  # the lifetime of its keys (docs/oauth.md)
+                raise _Bad(
+                    "plans", (number, "trial_days"), "a plan for anonymous agents needs trial_days >= 1"
+                )
         for number, plan in enumerate(self.plans):
             for model in plan.models:
                 # Patterns (gpt-4o*, *) also grant models declared only in the upstream settings.

@@ -59,6 +59,7 @@ from agent_server.mcp.projection import (
     tool_result,
 )
 from agent_server.mcp.sessions import SessionHub, sessions_server
+from agent_server.mcp.tenant_tools import TenantTools
 from agent_server.mcp.watch import ContentWatch
 
 __all__ = [
@@ -106,6 +107,7 @@ class RegistryMCPServer(MCPServer):
         self.hub = SessionHub(registry, self.bus)
         self.sessions_lowlevel = sessions_server(lowlevel, self.hub)  # copies the handlers above
         self.watch = ContentWatch(registry, services, self.bus)
+        self.tenant: TenantTools | None = None  # the tenant's tools, for callers with a token
 
     @asynccontextmanager
     async def background(self) -> AsyncIterator[None]:
@@ -144,7 +146,7 @@ class RegistryMCPServer(MCPServer):
         return ListPromptsResult(prompts=await self.list_prompts())
 
     async def list_tools(self) -> list[MCPTool]:
-        return self._tools
+        return self._tools + (self.tenant.visible() if self.tenant is not None else [])
 
     async def list_resources(self) -> list[MCPResource]:
         return self._resources
@@ -164,7 +166,10 @@ class RegistryMCPServer(MCPServer):
         started = time.perf_counter()
         with exchange.running(context):
             try:
-                result = await self._run(name, arguments, ctx, context)
+                if self.tenant is not None and self.tenant.scope_of(name) is not None:
+                    result = await self.tenant.invoke(name, arguments)  # the caller's organisation
+                else:
+                    result = await self._run(name, arguments, ctx, context)
             except NotFound as err:
                 if err.param == "name":  # an unknown tool is a protocol error, not a tool failure
                     raise MCPError(code=INVALID_PARAMS, message=err.message) from None

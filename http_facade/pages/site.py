@@ -10,6 +10,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from agent_server.gateway.plans import subscription_plans
 from agent_server.policies.versions import CURRENT_VERSION
 from agent_server.site.build import Site
 from agent_server.site.health import health
@@ -45,7 +46,7 @@ async def pricing(request: Request, site: SiteDep) -> HTMLResponse:
     pack = site.services.knowledge.pack
     models = {m.id: m for m in pack.models}
     context = {
-        "plans": pack.plans,
+        "plans": subscription_plans(pack.plans),  # Free is described with POST /agent/auth
         "models": pack.models,
         "model_names": {k: m.name for k, m in models.items()},
     }

@@ -1,7 +1,10 @@
-"""The planned authentication endpoints (spec 5.7): OAuth 2.0 with PKCE and ``POST /agent/auth``.
+"""``POST /agent/auth`` (spec 2.9, docs/oauth.md).
 
-They exist so the OAuth metadata names real URLs, and answer 501 ``not_implemented`` with directions
-to what is live. ``/agent/auth`` validates its body first, so a malformed request is a 400.
+Both identity types are live: ``anonymous`` (an e-mail address gets a Free-plan key at once,
+agent_server/agent_auth/anonymous.py) and ``identity_assertion`` (an ID-JAG from an organisation's
+identity provider gets a key of that organisation, agent_server/agent_auth/asserted.py).
+The OAuth endpoints are http_facade/routes/oauth.py. The body is validated first, so a malformed
+request is a 400.
 """
 
 from __future__ import annotations
@@ -9,32 +12,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_server.foundation.errors import NotImplementedYet, ValidationFailed
+from agent_server.agent_auth.asserted import asserted_keys_of
+from agent_server.foundation.errors import ValidationFailed
+from http_facade.deps import client_ip
 from wellknown import oauth
 
 router = APIRouter(tags=["auth"])
 
 
-PLANNED = {501: {"description": "Planned, not live yet."}}
-
-
-@router.get(oauth.AUTHORIZE_PATH, summary="OAuth authorization endpoint (planned)", responses=PLANNED)
-async def oauth_authorize() -> None:
-    raise NotImplementedYet(
-        "OAuth 2.0 with PKCE is planned and not live yet. Use an API key (Authorization: Bearer or "
-        "X-API-Key) on /v1; see /AGENTS.md."
-    )
-
-
-@router.post(oauth.TOKEN_PATH, summary="OAuth token endpoint (planned)", responses=PLANNED)
-async def oauth_token() -> None:
-    raise NotImplementedYet(
-        "The OAuth token endpoint is planned and not live yet. Admins obtain a JWT from "
-        "POST /admin/auth/login; tenants use API keys."
-    )
+NO_STORE = {"Cache-Control": "no-store"}  # the answer holds a secret
 
 
 def _required_by_type() -> dict[str, Any]:
@@ -55,9 +45,9 @@ class AgentAuthRequest(BaseModel):
     identity_type: Literal["anonymous", "identity_assertion"]
     email: str | None = Field(
         default=None,
-        pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
         max_length=254,
-        description="For anonymous: where the free-tier key is sent.",
+        description="For anonymous: the address the key belongs to (a notice is sent there); it must "
+        "be deliverable in form and not disposable.",
     )
     assertion: str | None = Field(
         default=None, min_length=1, max_length=16384, description="For identity_assertion: the ID-JAG."
@@ -66,7 +56,7 @@ class AgentAuthRequest(BaseModel):
 
 
 class AgentCredential(BaseModel):
-    api_key: str
+    api_key: str = Field(description="Send it as 'Authorization: Bearer <key>' on /v1; shown only here.")
     expires_at: datetime
     scopes: list[str]
 
@@ -74,16 +64,19 @@ class AgentCredential(BaseModel):
 @router.post(
     oauth.AGENT_AUTH_PATH,
     status_code=201,
-    summary="Agent registration (planned): a key for an anonymous or asserted identity",
-    responses=PLANNED,
+    summary="Agent sign-in: a key for an anonymous agent or for an asserted person",
+    response_model=AgentCredential,
 )
-async def agent_auth(body: AgentAuthRequest) -> AgentCredential:
+async def agent_auth(body: AgentAuthRequest, request: Request) -> JSONResponse:
     needed = "email" if body.identity_type == "anonymous" else "assertion"
-    if getattr(body, needed) is None:
+    value = getattr(body, needed)
+    if value is None:
         raise ValidationFailed(
             f"'{needed}' is required when identity_type is {body.identity_type}.", param=needed
         )
-    raise NotImplementedYet(
-        f"POST /agent/auth is planned and not live yet (the {body.identity_type} request was valid). "
-        "Register at /register for an API key meanwhile."
-    )
+    accounts = request.app.state.accounts
+    if body.identity_type == "identity_assertion":
+        issued = await asserted_keys_of(accounts).issue(value, client_ip(request))
+    else:
+        issued = await accounts.anonymous.issue(value, client_ip(request))
+    return JSONResponse(issued.body(), status_code=201, headers=NO_STORE)

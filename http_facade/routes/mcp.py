@@ -31,6 +31,8 @@ from agent_server.foundation.request_context import AUTHORIZATION
 from agent_server.foundation.settings import Settings
 from agent_server.mcp.jsonrpc import Refusal, inspect
 from agent_server.mcp.server import MCP_PROTOCOL_VERSION, RegistryMCPServer
+from agent_server.mcp.tenant_tools import CALLER
+from http_facade.routes.mcp_callers import MCPCallers
 from http_facade.routes.mcp_transport import SessionManager, as_event_stream, read_body
 
 if TYPE_CHECKING:
@@ -134,6 +136,7 @@ class MCPEndpoint:
         manifest: Callable[[], dict],
         guard: HostGuard | None = None,
         fast_path: FastPathGate | None = None,
+        callers: MCPCallers | None = None,
     ) -> None:
         self.json: StreamableHTTPSessionManager = managers["json"]
         self.sse: StreamableHTTPSessionManager = managers["sse"]
@@ -141,6 +144,7 @@ class MCPEndpoint:
         self.manifest = manifest
         self.guard = guard
         self.fast_path = fast_path
+        self.callers = callers  # OAuth access tokens: the caller and its organisation's tools
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]
@@ -175,10 +179,29 @@ class MCPEndpoint:
         # Tools that authenticate by themselves (the ACP tools) read the caller's credential; the tasks
         # this request starts (the SDK's server task, the fast path) inherit it.
         AUTHORIZATION.set(_header(scope, b"authorization") or None)
+        if self.callers is not None:
+            decision = await self.callers.decide(scope, receive, send_with_version)
+            if decision.refused:
+                return
+            if decision.caller is not None:  # answered for this token alone: no fast path, no session
+                bound = CALLER.set(decision.caller)
+                try:
+                    await self._answer(scope, decision.receive, send, send_with_version, for_caller=True)
+                finally:
+                    CALLER.reset(bound)
+                return
+            receive = decision.receive
+        await self._answer(scope, receive, send, send_with_version)
+
+    async def _answer(
+        self, scope: Scope, receive: Receive, send: Send, send_with_version: Send, for_caller: bool = False
+    ) -> None:
+        """A POST, through the fast path, a session or the stateless managers."""
+        in_session = self.sessions is not None and bool(_header(scope, SESSION_HEADER)) and not for_caller
         accept = _header(scope, b"accept").lower()
         accepts_sse = "text/event-stream" in accept
         sse_only = accepts_sse and "application/json" not in accept and "*/*" not in accept
-        if self.fast_path is not None and not sse_only:  # hot stateless JSON requests (routes/mcp_fast.py)
+        if self.fast_path is not None and not sse_only and not for_caller:  # hot stateless JSON (mcp_fast.py)
             replay = await self.fast_path.try_answer(scope, receive, send_with_version)
             if replay is None:
                 return
@@ -190,7 +213,7 @@ class MCPEndpoint:
             await self._json(send, inbound.status, inbound.body())
             return
         handshake = _header(scope, VERSION_HEADER) in ("", *HANDSHAKE_PROTOCOL_VERSIONS)
-        opens_session = inbound.method == "initialize" and accepts_sse and handshake
+        opens_session = inbound.method == "initialize" and accepts_sse and handshake and not for_caller
         if self.sessions is not None and (in_session or opens_session):
             manager = self.sessions
         elif sse_only or (accepts_sse and inbound.wants_stream):

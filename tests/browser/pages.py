@@ -18,7 +18,9 @@ ADMIN_EMAIL, ADMIN_PASSWORD = "root@agentgate.example", "quiet-meadow-copper-71"
 SIGNED_OUT = ("/app/login", "/app/register", "/app/password/forgot", "/app/register/verify?token=nope",
               "/app/password/reset?token=nope")  # fmt: skip
 # A hand-off, not a page: it needs the ticket of a single sign-on in this browser.
-NOT_A_PAGE = {"/app/login/sso/finish"}
+# The consent screen shows an OAuth client's authorization request only: tests/browser/test_oauth_consent.py
+# opens it with one and checks it at both widths.
+NOT_A_PAGE = {"/app/login/sso/finish", "/app/oauth/consent"}
 
 
 def get_paths(routers: tuple[APIRouter, ...]) -> list[str]:

@@ -37,7 +37,8 @@ def signed_in_pages() -> list[str]:
 
 def test_the_signed_in_pages_are_all_there() -> None:
     assert signed_in_pages() == [
-        "/app", "/app/account", "/app/agent-commerce", "/app/audit", "/app/batches", "/app/billing", "/app/keys", "/app/leads", "/app/logs", "/app/members",
+        "/app", "/app/account", "/app/agent-commerce", "/app/audit", "/app/batches", "/app/billing",
+        "/app/connected-apps", "/app/keys", "/app/leads", "/app/logs", "/app/members", "/app/oauth/consent",
         "/app/passkeys", "/app/playground", "/app/provider-keys", "/app/routing", "/app/sso", "/app/sso/enforcement",
         "/app/tenants", "/app/usage", "/app/webhooks",
     ]  # fmt: skip
@@ -71,6 +72,7 @@ async def test_signing_in_sets_a_safe_cookie_and_every_page_renders(dash: Dash) 
         expected = (
             403 if path in ("/app/routing", "/app/tenants", "/app/leads", "/app/agent-commerce") else 200
         )  # platform admins only
+        expected = 400 if path == "/app/oauth/consent" else expected  # no authorization request to show
         assert page.status_code == expected, (path, page.text[:300])
         assert page.headers["cache-control"] == "no-store", path
         assert "default-src 'self'" in page.headers["content-security-policy"], path

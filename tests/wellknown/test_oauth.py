@@ -1,4 +1,4 @@
-"""OAuth discovery (RFC 8414, RFC 9728), the 401 challenge and the planned auth endpoints."""
+"""OAuth discovery (RFC 8414, RFC 9728), the 401 challenge, POST /agent/auth and the planned endpoints."""
 
 from __future__ import annotations
 
@@ -54,11 +54,21 @@ async def test_authorization_server_metadata_passes_authlib_and_the_mcp_sdk(
 async def test_every_endpoint_the_metadata_names_exists(https_client: httpx.AsyncClient) -> None:
     doc = json_of(await https_client.get("/.well-known/oauth-authorization-server"))
     assert (await https_client.get(doc["register_uri"])).status_code == 200
-    planned = await https_client.get(doc["authorization_endpoint"])
-    assert planned.status_code == 501 and planned.json()["error"]["code"] == "NOT_IMPLEMENTED"
+    # Each OAuth endpoint answers in OAuth's own words (the full flows: tests/agent_auth/test_oauth_*.py).
+    authorize = await https_client.get(
+        doc["authorization_endpoint"], params={"client_id": "x", "response_type": "code"}
+    )
+    assert authorize.status_code == 400 and authorize.json()["error"] == "invalid_client"
     token = await https_client.post(doc["token_endpoint"], data={"grant_type": "authorization_code"})
-    assert token.status_code == 501
-    assert doc["oauth_status"] == "planned" and doc["agent_auth"]["status"] == "planned"
+    assert token.status_code in (400, 401) and token.json()["error"] == "invalid_client"
+    registered = await https_client.post(doc["registration_endpoint"], json={"redirect_uris": ["ftp://x"]})
+    assert registered.status_code == 400 and registered.json()["error"] == "invalid_client_metadata"
+    revoked = await https_client.post(doc["revocation_endpoint"], data={"token": "x"})
+    assert revoked.status_code in (400, 401) and revoked.json()["error"] == "invalid_client"
+    assert "oauth_status" not in doc and doc["agent_auth"]["status"] == "live"
+    assert doc["code_challenge_methods_supported"] == ["S256"] and "admin" not in doc["scopes_supported"]
+    anonymous = {"identity_type": "anonymous", "email": "agent@example.com"}
+    assert (await https_client.post(doc["agent_auth"]["register_uri"], json=anonymous)).status_code == 201
 
 
 async def test_protected_resource_metadata_passes_the_mcp_sdk(https_client: httpx.AsyncClient) -> None:
@@ -96,7 +106,7 @@ async def test_every_401_carries_the_bearer_challenge(https_client: httpx.AsyncC
         assert (await https_client.get(params["resource_metadata"])).status_code == 200
 
 
-async def test_agent_auth_validates_then_answers_not_implemented(client: httpx.AsyncClient) -> None:
+async def test_agent_auth_validates_then_answers_what_is_live(client: httpx.AsyncClient) -> None:
     bad = [
         {},
         {"identity_type": "password"},
@@ -113,11 +123,12 @@ async def test_agent_auth_validates_then_answers_not_implemented(client: httpx.A
         assert error["type"] == "invalid_request_error"
     missing = (await client.post("/agent/auth", json={"identity_type": "anonymous"})).json()["error"]
     assert missing["param"] == "email"
-    for body in (
-        {"identity_type": "anonymous", "email": "agent@example.com"},
-        {"identity_type": "identity_assertion", "assertion": "eyJhbGciOi.e30.sig"},
-    ):
-        response = await client.post("/agent/auth", json=body)
-        assert response.status_code == 501, response.text
-        error = response.json()["error"]
-        assert error["code"] == "not_implemented" and "planned" in error["message"]
+    issued = await client.post(
+        "/agent/auth", json={"identity_type": "anonymous", "email": "agent@example.com"}
+    )
+    assert issued.status_code == 201 and issued.json()["scopes"] == ["chat", "models"]
+    body = {"identity_type": "identity_assertion", "assertion": "eyJhbGciOi.e30.sig"}
+    response = await client.post(
+        "/agent/auth", json=body
+    )  # live: tests/agent_auth/test_identity_assertion.py
+    assert response.status_code == 400 and response.json()["error"]["code"] == "assertion_malformed"

@@ -16,11 +16,13 @@ from http_facade.pages.dashboard import (
     batches,
     billing,
     byok,
+    connected_apps,
     invitation,
     keys,
     leads,
     logs,
     members,
+    oauth_consent,
     overview,
     passkeys,
     password,
@@ -40,7 +42,7 @@ AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
     for area in (auth, register, password, overview, keys, usage, logs, batches, webhooks, webhook_manage, playground, routing,
                  audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants, members, account, invitation, leads,
-                 agent_commerce)
+                 agent_commerce, oauth_consent, connected_apps)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()
 for _router in AREA_ROUTERS:

@@ -20,6 +20,7 @@ from pydantic import Field
 
 from agent_server.billing.trial import OVERDUE, PAID
 from agent_server.foundation.errors import AgentError
+from agent_server.gateway.plans import subscription_plans
 from http_facade.pages.dashboard.audit_trail import audited
 from http_facade.pages.dashboard.route import (
     DashboardForm,
@@ -98,7 +99,7 @@ async def _page(
     notice: str = "",
 ) -> HTMLResponse:
     billing, acting = request.app.state.billing, who(actor_of(request, session))
-    plans = request.app.state.services.knowledge.pack.plans
+    plans = subscription_plans(request.app.state.services.knowledge.pack.plans)
     context = {
         "status": await billing.status.status(acting.tenant_id),
         "invoices": (await billing.status.invoices(acting.tenant_id, 20, None))["data"],

@@ -55,6 +55,7 @@ APP_NAV: tuple[tuple[str, str], ...] = (
     (f"{APP_PATH}/provider-keys", "Provider keys"),
     (f"{APP_PATH}/members", "Members"),
     (f"{APP_PATH}/account", "Account"),
+    (f"{APP_PATH}/connected-apps", "Connected apps"),
 )
 PLATFORM_NAV: tuple[tuple[str, str], ...] = (
     (f"{APP_PATH}/routing", "LLM routing"),
@@ -71,7 +72,7 @@ NAV_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
         ("Build", ("", "/keys", "/playground", "/webhooks")),
         ("Watch", ("/usage", "/logs", "/batches", "/audit")),
         ("Organisation", ("/members", "/billing", "/sso", "/provider-keys")),
-        ("Your account", ("/account", "/passkeys")),
+        ("Your account", ("/account", "/passkeys", "/connected-apps")),
         ("Platform", ("/routing", "/tenants", "/leads", "/agent-commerce")),
     )
 )

@@ -14,6 +14,7 @@ from pydantic import Field, ValidationError
 from agent_server.admin.tenant_directory import MAX_SEARCH, create_tenant, find_tenants
 from agent_server.billing.engine import STANDING_GATE
 from agent_server.foundation.errors import AgentError, PermissionDenied, ValidationFailed
+from agent_server.gateway.plans import subscription_plans
 from http_facade.pages.dashboard.audit_trail import record
 from http_facade.pages.dashboard.route import (
     DashboardForm,
@@ -74,8 +75,10 @@ def _platform_only(session: Session) -> None:
 
 
 def _plans(request: Request) -> list[tuple[str, str]]:
-    """(id, name) of every plan, in the content pack's order."""
-    return [(plan.id, plan.name) for plan in request.app.state.services.knowledge.pack.plans]
+    """(id, name) of every plan an organisation may be on, in the content pack's order."""
+    return [
+        (plan.id, plan.name) for plan in subscription_plans(request.app.state.services.knowledge.pack.plans)
+    ]
 
 
 async def _page(

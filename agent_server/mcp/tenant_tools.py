@@ -1,0 +1,52 @@
+"""The tenant's tools on the MCP endpoint (docs/oauth.md, "MCP"): who calls, and what they see.
+
+The endpoint resolves an OAuth access token to the caller (``CALLER``, set for the request by
+http_facade/routes/mcp.py); the server then lists the tenant registry's tools whose scope the token
+holds, besides the public ones, and runs them for that organisation. An anonymous caller sees the
+public tools only.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.types import Tool as MCPTool
+
+from agent_server.capabilities.context import ANONYMOUS, Principal, ToolContext
+from agent_server.capabilities.registry import Registry
+from agent_server.capabilities.services import Services
+from agent_server.foundation.errors import NotFound
+from agent_server.mcp.projection import mcp_tools
+
+CALLER: ContextVar[Principal] = ContextVar("mcp_caller", default=ANONYMOUS)
+
+
+@dataclass
+class TenantTools:
+    registry: Registry
+    services: Services  # the app's (the gateway is in its extras)
+    listed: list[MCPTool] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.listed = mcp_tools(self.registry)
+
+    def scope_of(self, name: str) -> str | None:
+        """The scope a tenant tool needs; None when ``name`` is no tenant tool."""
+        try:
+            return self.registry.get_tool(name).meta.scope or ""
+        except NotFound:
+            return None
+
+    def visible(self) -> list[MCPTool]:
+        caller = CALLER.get()
+        if not caller.tenant_id:
+            return []
+        return [t for t in self.listed if self.scope_of(t.name) in caller.scopes]
+
+    def context(self) -> ToolContext:
+        return ToolContext(self.services, CALLER.get(), surface="mcp")
+
+    async def invoke(self, name: str, arguments: dict[str, Any]) -> Any:
+        return await self.registry.invoke(name, arguments, self.context())

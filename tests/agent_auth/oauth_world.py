@@ -1,0 +1,80 @@
+"""The OAuth tests' world: the dashboard's (tests/pages/dashboard.py: people, signed-in browsers),
+authlib's OAuth 2 client over the app's ASGI transport, and the consent page driven as a person."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from html import unescape
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import httpx2
+from authlib.common.security import generate_token
+from authlib.integrations.httpx_client import AsyncOAuth2Client
+
+from tests.conftest import BASE_URL
+from tests.pages.dashboard import Dash, csrf_of
+
+REDIRECT = "http://127.0.0.1:9/callback"
+TOKEN_URL, AUTHORIZE_URL = f"{BASE_URL}/oauth/token", f"{BASE_URL}/oauth/authorize"
+HIDDEN_REQUEST = re.compile(r'name="request" value="([^"]*)"')
+
+
+async def register(dash: Dash, **metadata: Any) -> httpx.Response:
+    body = {
+        "client_name": "Test agent",
+        "redirect_uris": [REDIRECT],
+        "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code", "refresh_token"],
+        "scope": "chat models",
+        **metadata,
+    }
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(dash.app), base_url=BASE_URL) as client:
+        return await client.post("/oauth/register", json=body)
+
+
+def oauth_client(dash: Dash, client_id: str, scope: str = "chat models", **options: Any) -> AsyncOAuth2Client:
+    return AsyncOAuth2Client(
+        client_id=client_id,
+        token_endpoint_auth_method="none",
+        redirect_uri=REDIRECT,
+        scope=scope,
+        code_challenge_method="S256",
+        transport=httpx2.ASGITransport(dash.app),  # authlib's httpx integration is on httpx2
+        **options,
+    )
+
+
+@dataclass
+class Authorization:
+    url: str
+    verifier: str
+
+
+def authorization(client: AsyncOAuth2Client, **params: Any) -> Authorization:
+    verifier = generate_token(48)
+    url, _ = client.create_authorization_url(
+        AUTHORIZE_URL, code_verifier=verifier, resource=BASE_URL, **params
+    )
+    return Authorization(url, verifier)
+
+
+async def consent(browser: httpx.AsyncClient, url: str, decision: str = "approve") -> httpx.Response:
+    """Follow the authorization URL to the consent page and decide there; the answer to the decision
+    (a 303 to the client's redirect URI), or the first answer that is not the consent page."""
+    answer = await browser.get(url.removeprefix(BASE_URL))
+    if answer.status_code != 303 or not answer.headers["location"].startswith("/app/oauth/consent"):
+        return answer
+    shown = await browser.get(answer.headers["location"])
+    if shown.status_code != 200 or "consent-form" not in shown.text:
+        return shown
+    hidden = HIDDEN_REQUEST.search(shown.text)
+    assert hidden, shown.text[:500]
+    form = {"csrf_token": csrf_of(shown.text), "request": unescape(hidden.group(1)), "decision": decision}
+    return await browser.post("/app/oauth/consent", data=form)
+
+
+def query_of(location: str) -> dict[str, str]:
+    return {name: values[0] for name, values in parse_qs(urlsplit(location).query).items()}
