@@ -32,7 +32,8 @@ PUBLIC = {
 # test_members*.py cover them; tests/security/test_role_policy.py every role).
 SELF = {("POST", "/admin/auth/logout"), ("POST", "/admin/auth/password"), ("DELETE", "/admin/membership"), ("GET", "/admin/membership"),
         ("GET", "/admin/auth/passkeys"), ("POST", "/admin/auth/passkeys/options"), ("POST", "/admin/auth/passkeys"),
-        ("PATCH", "/admin/auth/passkeys/{passkey_id}"), ("DELETE", "/admin/auth/passkeys/{passkey_id}")}  # fmt: skip
+        ("PATCH", "/admin/auth/passkeys/{passkey_id}"), ("DELETE", "/admin/auth/passkeys/{passkey_id}"),
+        ("GET", "/admin/oauth/apps"), ("DELETE", "/admin/oauth/apps")}  # fmt: skip
 PLATFORM_ONLY = {
     ("GET", "/admin/llm-routing/"),
     ("PATCH", "/admin/llm-routing/"),

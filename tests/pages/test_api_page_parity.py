@@ -49,6 +49,9 @@ API_TO_PAGE: dict[Route, Route] = {
     ("POST", "/admin/ownership/transfer"): ("POST", "/app/members/{user_id}/transfer"),
     ("GET", "/admin/membership"): ("GET", "/app/account"),
     ("DELETE", "/admin/membership"): ("POST", "/app/account/leave"),
+    # Connected apps (docs/oauth.md): the person's own OAuth consents
+    ("GET", "/admin/oauth/apps"): ("GET", "/app/connected-apps"),
+    ("DELETE", "/admin/oauth/apps"): ("POST", "/app/connected-apps/disconnect"),
     ("GET", "/admin/invitations"): ("GET", "/app/members"),
     ("POST", "/admin/invitations"): ("POST", "/app/members/invitations"),
     ("POST", "/admin/invitations/{invitation_id}/resend"): (
