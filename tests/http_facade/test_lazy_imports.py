@@ -1,8 +1,8 @@
 """A worker does not import what most processes never use (docs/performance.md, "Memory").
 
 Each library below is loaded at first use (a passkey ceremony, an OpenID sign-in, an SMTP message,
-a signed bridge call, a DNS look-up, a payment, a SAML assertion, an exported trace). The check runs
-in a fresh interpreter: this test process has imported them all through other tests.
+a signed bridge call, a DNS look-up, an ACP request, a payment, a SAML assertion, an exported
+trace). The check runs in a fresh interpreter: this test process has imported them all already.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ LAZY = (
     "jsonrpcserver",
     "aiosmtplib",
     "dns",
+    "jsonschema",
     "zxcvbn",
     "opentelemetry.sdk",
 )
