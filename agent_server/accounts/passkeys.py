@@ -16,31 +16,12 @@
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
-from webauthn import (
-    generate_authentication_options,
-    generate_registration_options,
-    verify_authentication_response,
-    verify_registration_response,
-)
-from webauthn.helpers import (
-    base64url_to_bytes,
-    bytes_to_base64url,
-    options_to_json_dict,
-    parse_authentication_credential_json,
-)
-from webauthn.helpers.cose import COSEAlgorithmIdentifier
-from webauthn.helpers.structs import (
-    AuthenticatorSelectionCriteria,
-    AuthenticatorTransport,
-    PublicKeyCredentialDescriptor,
-    ResidentKeyRequirement,
-    UserVerificationRequirement,
-)
 
 from agent_server.accounts import passkey_store as store
 from agent_server.accounts.passkey_ceremonies import CEREMONY_SECONDS, Ceremonies
@@ -49,6 +30,7 @@ from agent_server.accounts.passkey_tables import MAX_CREDENTIAL_ID_CHARS, MAX_NA
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AuthFailed, Conflict, NotFound, ValidationFailed
 from agent_server.foundation.ids import new_id
+from agent_server.foundation.lazy import lazy_module
 from agent_server.foundation.settings import Settings
 from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import User
@@ -59,9 +41,23 @@ from agent_server.policies.ratelimit import Limiter, Policy
 from agent_server.storage.db import Database
 from agent_server.storage.kv import KV
 
-# ES256 first (every platform authenticator has it), then Ed25519 and RS256 (Windows Hello).
-ALGORITHMS = [COSEAlgorithmIdentifier(alg) for alg in (-7, -8, -257)]
-TRANSPORTS = {t.value: t for t in AuthenticatorTransport}
+webauthn = lazy_module("webauthn")  # py_webauthn and its crypto stack load at the first ceremony
+helpers = lazy_module("webauthn.helpers")
+structs = lazy_module("webauthn.helpers.structs")
+cose = lazy_module("webauthn.helpers.cose")
+
+
+@functools.cache
+def algorithms() -> list[Any]:
+    # ES256 first (every platform authenticator has it), then Ed25519 and RS256 (Windows Hello).
+    return [cose.COSEAlgorithmIdentifier(alg) for alg in (-7, -8, -257)]
+
+
+@functools.cache
+def transports() -> dict[str, Any]:
+    return {t.value: t for t in structs.AuthenticatorTransport}
+
+
 # Sign-in options are anonymous and each keeps a challenge for minutes: bound them per client.
 SIGN_IN_OPTIONS = Policy("passkey-sign-in", 30, 60, fail_open=True)
 CREATE, GET = "passkey-create", "passkey-get"
@@ -91,39 +87,39 @@ class Passkeys:
         """Options for ``navigator.credentials.create()`` on a page at ``origin``; the challenge waits
         under ``state_key``."""
         rp = self.rp.for_origin(origin)
-        options = generate_registration_options(
+        options = webauthn.generate_registration_options(
             rp_id=rp.id,
             rp_name=rp.name,
             user_id=user_handle,
             user_name=user_name,
             user_display_name=display_name,
             timeout=CEREMONY_SECONDS * 1000,
-            authenticator_selection=AuthenticatorSelectionCriteria(
-                resident_key=ResidentKeyRequirement.REQUIRED,
-                user_verification=UserVerificationRequirement.REQUIRED,
+            authenticator_selection=structs.AuthenticatorSelectionCriteria(
+                resident_key=structs.ResidentKeyRequirement.REQUIRED,
+                user_verification=structs.UserVerificationRequirement.REQUIRED,
             ),
-            exclude_credentials=[PublicKeyCredentialDescriptor(id=c) for c in exclude],
-            supported_pub_key_algs=ALGORITHMS,
+            exclude_credentials=[structs.PublicKeyCredentialDescriptor(id=c) for c in exclude],
+            supported_pub_key_algs=algorithms(),
         )
         state = {
-            "challenge": bytes_to_base64url(options.challenge),
-            "user_handle": bytes_to_base64url(user_handle),
+            "challenge": helpers.bytes_to_base64url(options.challenge),
+            "user_handle": helpers.bytes_to_base64url(user_handle),
             **_party(rp),
         }
         await self.ceremonies.keep(f"{CREATE}:{state_key}", state)
-        return options_to_json_dict(options)
+        return helpers.options_to_json_dict(options)
 
     async def verify_creation(self, *, state_key: str, credential: dict[str, Any]) -> dict[str, Any]:
         """Check the authenticator's answer (once); a JSON-ready record of the new credential."""
         state = await self.ceremonies.take(f"{CREATE}:{state_key}", "credential")
         try:
-            verified = verify_registration_response(
+            verified = webauthn.verify_registration_response(
                 credential=credential,
-                expected_challenge=base64url_to_bytes(state["challenge"]),
+                expected_challenge=helpers.base64url_to_bytes(state["challenge"]),
                 expected_rp_id=state.get("rp_id", self.rp.id),
                 expected_origin=state.get("origins", list(self.rp.origins)),
                 require_user_verification=True,
-                supported_pub_key_algs=ALGORITHMS,
+                supported_pub_key_algs=algorithms(),
             )
         except (
             Exception
@@ -131,7 +127,7 @@ class Passkeys:
             raise ValidationFailed(
                 _reason("The passkey could not be verified", exc), code="passkey_invalid", param="credential"
             ) from None
-        credential_id = bytes_to_base64url(verified.credential_id)
+        credential_id = helpers.bytes_to_base64url(verified.credential_id)
         if len(credential_id) > MAX_CREDENTIAL_ID_CHARS:
             raise ValidationFailed(
                 "The credential id is too long.", code="passkey_invalid", param="credential"
@@ -142,7 +138,7 @@ class Passkeys:
             )
         return {
             "credential_id": credential_id,
-            "public_key": bytes_to_base64url(verified.credential_public_key),
+            "public_key": helpers.bytes_to_base64url(verified.credential_public_key),
             "sign_count": verified.sign_count,
             "user_handle": state["user_handle"],
             "transports": _transports(credential),
@@ -156,9 +152,9 @@ class Passkeys:
             id=new_id("pk_"),
             user_id=user_id,
             credential_id=new["credential_id"],
-            public_key=base64url_to_bytes(new["public_key"]),
+            public_key=helpers.base64url_to_bytes(new["public_key"]),
             sign_count=int(new["sign_count"]),
-            user_handle=base64url_to_bytes(new["user_handle"]),
+            user_handle=helpers.base64url_to_bytes(new["user_handle"]),
             transports=list(new["transports"]),
             aaguid=new["aaguid"],
             backed_up=bool(new["backed_up"]),
@@ -184,7 +180,7 @@ class Passkeys:
             user_handle=handle,
             user_name=user.email,
             display_name=user.email,
-            exclude=[base64url_to_bytes(row.credential_id) for row in rows],
+            exclude=[helpers.base64url_to_bytes(row.credential_id) for row in rows],
             origin=origin,
         )
 
@@ -228,27 +224,27 @@ class Passkeys:
             owner = rows[0].user_id if rows else ""
         # Always a discoverable-credential request (every passkey here is resident): listing the
         # address's credentials would tell who has passkeys, by their ids, lengths and transports.
-        options = generate_authentication_options(
+        options = webauthn.generate_authentication_options(
             rp_id=rp.id,
             timeout=CEREMONY_SECONDS * 1000,
             allow_credentials=[],
-            user_verification=UserVerificationRequirement.REQUIRED,
+            user_verification=structs.UserVerificationRequirement.REQUIRED,
         )
         state = secrets.token_urlsafe(24)
         await self.ceremonies.keep(
             f"{GET}:{state}",
-            {"challenge": bytes_to_base64url(options.challenge), "owner": owner, **_party(rp)},
+            {"challenge": helpers.bytes_to_base64url(options.challenge), "owner": owner, **_party(rp)},
         )
-        return {"state": state, "options": options_to_json_dict(options)}
+        return {"state": state, "options": helpers.options_to_json_dict(options)}
 
     async def authenticate(self, state: str, credential: dict[str, Any]) -> User:
         """The user whose passkey answered the challenge of ``state`` (once); 401 for anything wrong."""
         saved = await self.ceremonies.take(f"{GET}:{state}", "state")
         try:
-            parsed = parse_authentication_credential_json(credential)
+            parsed = helpers.parse_authentication_credential_json(credential)
         except Exception as exc:
             raise self._rejected(_reason("The passkey answer is malformed", exc)) from None
-        row = await store.by_credential_id(self.db, bytes_to_base64url(parsed.raw_id))
+        row = await store.by_credential_id(self.db, helpers.bytes_to_base64url(parsed.raw_id))
         owner = saved["owner"]
         if row is None or (owner is not None and row.user_id != owner):
             raise self._rejected("This passkey is not registered here; sign in another way.")
@@ -257,9 +253,9 @@ class Passkeys:
         if (handle or owner is None) and handle != bytes(row.user_handle):
             raise self._rejected("The passkey's user handle does not belong to its account.")
         try:
-            verified = verify_authentication_response(
+            verified = webauthn.verify_authentication_response(
                 credential=parsed,
-                expected_challenge=base64url_to_bytes(saved["challenge"]),
+                expected_challenge=helpers.base64url_to_bytes(saved["challenge"]),
                 expected_rp_id=saved.get("rp_id", self.rp.id),
                 expected_origin=saved.get("origins", list(self.rp.origins)),
                 credential_public_key=bytes(row.public_key),
@@ -305,7 +301,7 @@ def _transports(credential: dict[str, Any]) -> list[str]:
     listed = response.get("transports") if isinstance(response, dict) else None
     if not isinstance(listed, list):
         return []
-    return sorted({t for t in listed if isinstance(t, str) and t in TRANSPORTS})
+    return sorted({t for t in listed if isinstance(t, str) and t in transports()})
 
 
 def _name(name: str) -> str:

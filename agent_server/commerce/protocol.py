@@ -17,9 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from importlib import resources
-from typing import Any
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any
 
 from agent_server.commerce.platforms import Platforms
 from agent_server.commerce.sessions import CheckoutSessions
@@ -27,7 +25,13 @@ from agent_server.commerce.tables import AgentPlatform
 from agent_server.commerce.view import ACP_VERSION
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AgentError, AuthFailed, IdempotencyConflict, ValidationFailed
+from agent_server.foundation.lazy import lazy_module
 from agent_server.policies.idempotency import IdempotencyStore, StoredResponse, body_digest
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
+jsonschema = lazy_module("jsonschema")  # loaded by the first ACP request checked against the spec
 
 SUPPORTED_VERSIONS = (ACP_VERSION,)
 SIGNATURE_TOLERANCE = 300  # seconds between the request's Timestamp and now
@@ -67,7 +71,7 @@ def bundle() -> dict[str, Any]:
 
 @cache
 def validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator({"$ref": f"#/$defs/{name}", "$defs": bundle()["$defs"]})
+    return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{name}", "$defs": bundle()["$defs"]})
 
 
 def acp_error(exc: AgentError) -> Answer:

@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from jsonrpcserver import JsonRpcError, Result, Success, async_dispatch_to_serializable
 from pydantic import ValidationError
 
 from agent_server.capabilities.context import Principal
 from agent_server.capabilities.registry import Registry
 from agent_server.foundation.errors import AgentError, PermissionDenied, ValidationFailed
+from agent_server.foundation.lazy import lazy_module
 from agent_server.foundation.settings import Settings
 from agent_server.gateway.service import Gateway
 from agent_server.internal_rpc.methods import (
@@ -32,6 +32,12 @@ from agent_server.internal_rpc.methods import (
     UsageReport,
 )
 from agent_server.internal_rpc.signing import SignatureVerifier
+
+if TYPE_CHECKING:
+    from jsonrpcserver import Result
+
+# Loaded once a deployment configures the bridge (build_internal_bridge), not in every worker.
+jsonrpc = lazy_module("jsonrpcserver")
 
 log = logging.getLogger("agentgate.internal_rpc")
 Handler = Callable[[Principal, Any], Awaitable[dict[str, Any]]]
@@ -67,7 +73,7 @@ class InternalBridge:
         except UnicodeDecodeError:
             return RpcAnswer(400, _dumps(_error_body(-32700, "Parse error", "The body is not UTF-8.")))
         caller = Principal(subject=f"service:{key.id}", scopes=key.scopes)
-        reply = await async_dispatch_to_serializable(text, self.methods, context=caller)
+        reply = await jsonrpc.async_dispatch_to_serializable(text, self.methods, context=caller)
         if reply is None:
             return RpcAnswer(204, b"")
         status = (
@@ -96,14 +102,14 @@ def _method(name: str, scope: str, model: type[Params], fn: Handler) -> Callable
                 raise ValidationFailed(
                     f"Invalid param '{field}' for {name}: {first['msg']}.", param=field
                 ) from None
-            return Success(await fn(caller, valid))
+            return jsonrpc.Success(await fn(caller, valid))
         except AgentError as err:
             outcome = err.code
-            raise JsonRpcError(err.jsonrpc_code, err.message, _data(err)) from None
+            raise jsonrpc.JsonRpcError(err.jsonrpc_code, err.message, _data(err)) from None
         except Exception:
             outcome = "crash"
             log.exception("internal rpc %s failed", name)
-            raise JsonRpcError(-32603, "Internal error") from None
+            raise jsonrpc.JsonRpcError(-32603, "Internal error") from None
         finally:
             log.info("internal rpc method=%s caller=%s outcome=%s", name, caller.subject, outcome)
 

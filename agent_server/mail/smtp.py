@@ -12,11 +12,12 @@ import contextlib
 import re
 from email.message import EmailMessage
 
-import aiosmtplib
-
+from agent_server.foundation.lazy import lazy_module
 from agent_server.mail.config import SmtpConfig
 from agent_server.mail.message import LINK
 from agent_server.mail.transport import DeliveryFailed
+
+aiosmtplib = lazy_module("aiosmtplib")  # loaded by the first message sent over SMTP
 
 SPACES = re.compile(r"\s+")
 

@@ -21,15 +21,16 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-import dns.exception
-import dns.resolver
 import httpcore
 import httpx
 import idna
 
 from agent_server.accounts.sso.dns_txt import resolver as dns_resolver
 from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.lazy import lazy_module
 from agent_server.foundation.tls import public_ca_context
+
+dns = lazy_module("dns")  # dnspython loads at the first target checked
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import dns.asyncresolver
-import dns.exception
-import dns.nameserver
-import dns.resolver
-
 from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.lazy import lazy_module
+
+dns = lazy_module("dns")  # dnspython loads at the first look-up (a domain check, a webhook target)
 
 LOOKUP_SECONDS = 5.0
 

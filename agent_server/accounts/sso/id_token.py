@@ -8,24 +8,21 @@ at_hash when present. Sign-in also needs an e-mail address the provider has veri
 
 from __future__ import annotations
 
-from typing import Any
-
-from authlib.oidc.core import CodeIDToken
-from joserfc import jwt
-from joserfc.errors import (
-    BadSignatureError,
-    ClaimError,
-    ExpiredTokenError,
-    InvalidKeyIdError,
-    JoseError,
-    MissingClaimError,
-    UnsupportedAlgorithmError,
-)
-from joserfc.jws import JWSRegistry
+from typing import TYPE_CHECKING, Any
 
 from agent_server.accounts.sso.oidc_metadata import IssuerDirectory, ProviderMetadata
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AuthFailed, PermissionDenied
+from agent_server.foundation.lazy import lazy_module
+
+if TYPE_CHECKING:
+    from joserfc.errors import JoseError
+
+# Authlib and joserfc load at the first ID token checked, not in every worker.
+oidc_core = lazy_module("authlib.oidc.core")
+jwt = lazy_module("joserfc.jwt")
+jose_errors = lazy_module("joserfc.errors")
+jws = lazy_module("joserfc.jws")
 
 LEEWAY_SECONDS = 60
 CLAIM_PROBLEMS = {
@@ -48,17 +45,17 @@ def refused(reason: str, problem: str) -> AuthFailed:
 
 
 def _explain(exc: JoseError) -> AuthFailed:
-    if isinstance(exc, BadSignatureError):
+    if isinstance(exc, jose_errors.BadSignatureError):
         return refused("bad_signature", "its signature does not match the issuer's keys")
-    if isinstance(exc, InvalidKeyIdError):
+    if isinstance(exc, jose_errors.InvalidKeyIdError):
         return refused("unknown_key", "it is signed with a key the issuer does not publish")
-    if isinstance(exc, UnsupportedAlgorithmError):
+    if isinstance(exc, jose_errors.UnsupportedAlgorithmError):
         return refused("algorithm_refused", "it is signed with an algorithm the issuer does not announce")
-    if isinstance(exc, ExpiredTokenError):
+    if isinstance(exc, jose_errors.ExpiredTokenError):
         return refused("expired", "it has expired")
-    if isinstance(exc, MissingClaimError):
+    if isinstance(exc, jose_errors.MissingClaimError):
         return refused("missing_claim", f"it lacks the claim {exc.claim}")
-    if isinstance(exc, ClaimError):
+    if isinstance(exc, jose_errors.ClaimError):
         reason, problem = CLAIM_PROBLEMS.get(
             exc.claim, ("invalid_claim", f"its claim {exc.claim} is invalid")
         )
@@ -79,12 +76,12 @@ class IdTokenValidator:
         access_token: str | None = None,
     ) -> dict[str, Any]:
         """The token's claims, or AuthFailed (code sso_id_token_invalid, ``reason``) saying what is wrong."""
-        registry = JWSRegistry(algorithms=list(metadata.signing_algorithms), strict_check_header=False)
+        registry = jws.JWSRegistry(algorithms=list(metadata.signing_algorithms), strict_check_header=False)
         try:
             try:
                 keys = await self.directory.keys(metadata.jwks_uri)
                 token = jwt.decode(id_token, keys, registry=registry)
-            except InvalidKeyIdError:
+            except jose_errors.InvalidKeyIdError:
                 keys = await self.directory.keys(metadata.jwks_uri, fresh=True)
                 token = jwt.decode(id_token, keys, registry=registry)
             options = {
@@ -95,9 +92,9 @@ class IdTokenValidator:
                 "nonce": {"essential": True, "value": nonce},
             }
             params = {"nonce": nonce, "client_id": client_id, "access_token": access_token}
-            claims = CodeIDToken(token.claims, token.header, options, params)
+            claims = oidc_core.CodeIDToken(token.claims, token.header, options, params)
             claims.validate(now=int(self.clock.now()), leeway=self.leeway)
-        except JoseError as exc:
+        except jose_errors.JoseError as exc:
             raise _explain(exc) from None
         except (ValueError, TypeError):  # a payload that is not JSON, or claims of the wrong types
             raise refused("malformed", "it is not a signed JWT this service can read") from None

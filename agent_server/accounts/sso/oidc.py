@@ -18,10 +18,6 @@ import json
 import secrets
 from dataclasses import asdict, dataclass
 
-from authlib.oauth2.auth import ClientAuth
-from authlib.oauth2.rfc6749.parameters import prepare_grant_uri, prepare_token_request
-from authlib.oauth2.rfc7636 import create_s256_code_challenge
-
 from agent_server.accounts.sessions import Sessions, SignedIn
 from agent_server.accounts.sso.enforcement import require_sso_plan
 from agent_server.accounts.sso.id_token import IdTokenValidator, refused
@@ -31,12 +27,18 @@ from agent_server.accounts.sso.provision import connection, provision
 from agent_server.accounts.tables import SsoConnection
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AuthFailed, NotFound, PermissionDenied, ValidationFailed
+from agent_server.foundation.lazy import lazy_module
 from agent_server.foundation.secret_box import SecretBox
 from agent_server.foundation.settings import Settings
 from agent_server.gateway.plans import PlanCatalog
 from agent_server.policies.ratelimit import Limiter, Policy
 from agent_server.storage.db import Database
 from agent_server.storage.kv import KV
+
+# Authlib loads at the first OpenID sign-in, not in every worker (docs/performance.md, "Memory").
+oauth2_auth = lazy_module("authlib.oauth2.auth")
+grants = lazy_module("authlib.oauth2.rfc6749.parameters")
+pkce = lazy_module("authlib.oauth2.rfc7636")
 
 STATE_PREFIX = "sso-oidc-state:"
 CALLBACK_PATH = "/sso/oidc/callback"
@@ -139,7 +141,7 @@ class OidcSignIn:
         binding = secrets.token_urlsafe(32)
         pending = PendingSignIn(tenant_id, conn.id, metadata.issuer, nonce, verifier, digest(binding))
         await self.kv.set(state_key(state), json.dumps(asdict(pending)).encode(), ttl=self.state_ttl)
-        url = prepare_grant_uri(
+        url = grants.prepare_grant_uri(
             metadata.authorization_endpoint,
             conn.config["client_id"],
             "code",
@@ -147,7 +149,7 @@ class OidcSignIn:
             scope=" ".join(conn.config.get("scopes") or ["openid", "email"]),
             state=state,
             nonce=nonce,
-            code_challenge=create_s256_code_challenge(verifier),
+            code_challenge=pkce.create_s256_code_challenge(verifier),
             code_challenge_method="S256",
         )
         return Started(url, binding)
@@ -201,10 +203,10 @@ class OidcSignIn:
         self, metadata: ProviderMetadata, conn: SsoConnection, code: str, verifier: str
     ) -> dict[str, object]:
         """The token endpoint's answer for ``code``, with the client authenticated as the provider allows."""
-        body = prepare_token_request(
+        body = grants.prepare_token_request(
             "authorization_code", code=code, redirect_uri=self.redirect_uri, code_verifier=verifier
         )
-        auth = ClientAuth(
+        auth = oauth2_auth.ClientAuth(
             conn.config["client_id"], self.box.decrypt(conn.secret or ""), metadata.client_auth_method
         )
         headers = {"Content-Type": "application/x-www-form-urlencoded"}

@@ -9,13 +9,17 @@ once when a token names a key it lacks (the provider rotated its keys).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from joserfc.errors import JoseError
-from joserfc.jwk import KeySet
+from typing import TYPE_CHECKING, Any
 
 from agent_server.accounts.sso.outbound import ProviderHttp, ProviderUnreachable
 from agent_server.foundation.clock import Clock
+from agent_server.foundation.lazy import lazy_module
+
+if TYPE_CHECKING:
+    from joserfc.jwk import KeySet
+
+jose_errors = lazy_module("joserfc.errors")  # joserfc loads at the first key set fetched
+jwk = lazy_module("joserfc.jwk")
 
 CACHE_SECONDS = 3600.0
 # Signed with the provider's private key; HS* (keyed with the client secret) and none are refused.
@@ -115,8 +119,8 @@ class IssuerDirectory:
         if found is None:
             doc = await self.http.get_json(jwks_uri, "key set")
             try:
-                found = KeySet.import_key_set(doc)  # type: ignore[arg-type]
-            except (JoseError, ValueError, TypeError, KeyError) as exc:
+                found = jwk.KeySet.import_key_set(doc)  # type: ignore[arg-type]
+            except (jose_errors.JoseError, ValueError, TypeError, KeyError) as exc:
                 raise ProviderUnreachable(
                     f"The key set at {jwks_uri} is not a valid JWK set ({exc})."
                 ) from None
