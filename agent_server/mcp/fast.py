@@ -169,10 +169,32 @@ def _contents(uri: Any, item: ReadResourceContents) -> TextResourceContents | Bl
 
 def _dumps(request: HotRequest, value: Any) -> bytes:
     """Each era's serialiser: pydantic's (UTF-8) in the handshake transport, ``json.dumps`` (ASCII,
-    compact) in the 2026-07-28 entry."""
-    if request.modern:
+    compact) in the 2026-07-28 entry.
+
+    For 2026-07-28, pydantic's writer (three times faster) is used when its bytes are provably
+    ``json.dumps``'s: both escape quotes, backslashes and control characters alike, so they differ only
+    where ``json.dumps`` escapes (non-ASCII, DEL) or writes a number its own way (floats, huge ints)."""
+    if not request.modern:
+        return pydantic_core.to_json(value)
+    try:
+        written = pydantic_core.to_json(value)
+    except ValueError:  # a lone surrogate, which only json.dumps writes (escaped)
         return COMPACT.encode(value).encode()
-    return pydantic_core.to_json(value)
+    if written.isascii() and b"\x7f" not in written and _plain(value):
+        return written
+    return COMPACT.encode(value).encode()
+
+
+def _plain(value: Any) -> bool:
+    """Only strings, 64-bit ints, booleans and nulls, in dicts with string keys and lists."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    if kind is list:
+        return all(_plain(v) for v in value)
+    if kind is int:
+        return -(2**63) <= value < 2**63
+    return kind is str or kind is bool or value is None
 
 
 def _wire_result(request: HotRequest, result: bytes) -> FastAnswer:
