@@ -15,7 +15,8 @@ MODERN = HotRequest(1, "tools/call", {}, "2026-07-28", True)
 VALUES: list[Any] = [
     {"text": '{"a": "b\\\\c"}\n\t\r\b\f\x00\x1f /', "n": 2**63 - 1, "m": -(2**63), "ok": True, "no": None},
     {"del": "\x7f"},  # json.dumps escapes DEL, pydantic does not
-    {"accent": "Zürich", "emoji": "😀", "separator": "\u2028"},
+    {"accent": "Zürich", "emoji": "😀", "separator": "\u2028", "last": "\U0010ffff"},
+    {"every": "".join(chr(c) for c in range(0x70, 0x3000))},  # escaped as json.dumps does, pair by pair
     {"lone": "\ud800"},  # a lone surrogate pydantic cannot write at all
     {"floats": [0.5, 1e16, 1e-05, 3.0, 1.5e300]},  # Python's float repr, not pydantic's
     {"huge": 2**70, "small": -(2**64)},
