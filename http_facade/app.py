@@ -167,7 +167,13 @@ def create_app(
         fast_path=mcp_fast_path(mcp_server, settings),  # hot requests skip the SDK's transport
         callers=MCPCallers(oauth_server.tokens.caller, mcp_server.tenant, settings.public_base_url),
     )
-    # Routes are matched in order: the tenant gateway, the busiest, comes first.
+    # Routes are matched in order. The MCP endpoint's two exact routes come first: each costs one path
+    # comparison, where reaching them after the gateway's included routers cost a third of a hot MCP
+    # call (docs/performance.md, "MCP fast path"). DELETE without sessions is a partial match: 405.
+    methods = ["GET", "HEAD", "POST", *(["DELETE"] if settings.mcp_sessions else [])]
+    for path in (MCP_PATH, f"{MCP_PATH}/"):  # also with a trailing slash: the same answer, not a 307
+        app.router.routes.append(mcp_routes.MCPRoute(path, endpoint=endpoint, methods=methods))
+    # Then the tenant gateway, the busiest.
     cached = app.state.response_cache is not None
     (gateway_cached if cached else gateway_v1).add_chat_route(app)
     app.include_router(gateway_v1.router)
@@ -176,11 +182,6 @@ def create_app(
         app.include_router(relayed.router)
     app.include_router(gateway_files.router)  # /v1/files and /v1/batches (docs/batches.md)
     app.include_router(gateway_batches.router)
-    # Also with a trailing slash: a client that appends one gets the same answer, not a 307.
-    # DELETE ends a session: without sessions there is none to end, and the route answers 405.
-    methods = ["GET", "HEAD", "POST", *(["DELETE"] if settings.mcp_sessions else [])]
-    for path in (MCP_PATH, f"{MCP_PATH}/"):
-        app.router.routes.append(mcp_routes.MCPRoute(path, endpoint=endpoint, methods=methods))
     app.include_router(tool_routes.router)
     app.include_router(admin_keys.router)
     for admin_router in ADMIN_ROUTERS:

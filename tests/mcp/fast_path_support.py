@@ -53,9 +53,11 @@ class Side:
         route = next(r for r in self.app.routes if getattr(r, "path", None) == URL)
         return route.endpoint.fast_path  # type: ignore[attr-defined]
 
-    async def post(self, body: object, headers: dict[str, str] | list[tuple[str, str]]) -> Answer:
+    async def post(
+        self, body: object, headers: dict[str, str] | list[tuple[str, str]], url: str = URL
+    ) -> Answer:
         content = body if isinstance(body, bytes) else json.dumps(body).encode()
-        response = await self.client.post(URL, content=content, headers=headers)
+        response = await self.client.post(url, content=content, headers=headers)
         lines = [(k, "(per request)" if k in PER_REQUEST else v) for k, v in response.headers.multi_items()]
         return Answer(response.status_code, lines, response.content)
 

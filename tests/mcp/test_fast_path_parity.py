@@ -14,7 +14,7 @@ import pytest
 import pytest_asyncio
 
 from agent_server.capabilities.context import ToolContext
-from tests.mcp.fast_path_support import ERAS, MODERN, Answer, Side, mcp_request, side
+from tests.mcp.fast_path_support import ENVELOPE, ERAS, MODERN, URL, Answer, Side, mcp_request, side
 from tests.test_surfaces import CALLABLE, EXAMPLES, RESOURCE_URIS, TOOL_NAMES
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -44,15 +44,21 @@ async def fast(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Side]:
 
 
 async def both(
-    sdk: Side, fast: Side, body: dict[str, Any], headers: dict[str, str], *, served: bool = True
+    sdk: Side,
+    fast: Side,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    *,
+    served: bool = True,
+    url: str = URL,
 ) -> Answer:
     """POST to both apps: the same answer, from the fast app's fast path (or, ``served=False``, after
     its fast path handed the request to the SDK)."""
     gate = fast.gate
     assert gate is not None
     before = (gate.served, gate.deferred)
-    expected = await sdk.post(body, headers)
-    answered = await fast.post(body, headers)
+    expected = await sdk.post(body, headers, url)
+    answered = await fast.post(body, headers, url)
     assert (gate.served, gate.deferred) == (before[0] + served, before[1] + (not served)), "wrong path"
     assert answered == expected
     return answered
@@ -144,3 +150,27 @@ async def test_non_ascii_arguments_and_results_are_identical(sdk: Side, fast: Si
         )
         answer = await both(sdk, fast, body, headers)
         assert (b"\\u00fc" in answer.body) == (era == MODERN)
+
+
+# The hot request kinds of 2026-07-28, as a bare client (the bench's) and a full one send them.
+MODERN_KINDS = [
+    ("tools/call", {"name": "get_company_info", "arguments": {}}),
+    ("tools/call", {"name": "get_weather", "arguments": {"location": "Paris"}}),
+    ("tools/list", {}),
+    ("resources/read", {"uri": RESOURCE_URIS[0]}),
+]
+BARE_ENVELOPE = {k: v for k, v in ENVELOPE.items() if not k.endswith("/clientInfo")}
+
+
+@pytest.mark.parametrize(("method", "params"), MODERN_KINDS)
+@pytest.mark.parametrize("envelope", [ENVELOPE, BARE_ENVELOPE], ids=["client-info", "bare"])
+@pytest.mark.parametrize("url", [URL, f"{URL}/"])
+async def test_modern_requests_of_every_kind_are_identical(
+    sdk: Side, fast: Side, method: str, params: dict[str, Any], envelope: dict[str, Any], url: str
+) -> None:
+    body, headers = mcp_request(MODERN, method, params, id_=7)
+    body["params"]["_meta"] = envelope
+    answer = await both(sdk, fast, body, headers, url=url)
+    result = answer.json()["result"]
+    assert answer.status == 200 and result["resultType"] == "complete" and answer.json()["id"] == 7
+    assert "mcp-version" in dict(answer.headers)  # the endpoint's own header line rides the fast answer too
