@@ -18,13 +18,13 @@ import pytest
 from agent_server.foundation.lazy import lazy_module
 
 # Libraries a worker loads only at first use; one a change imports at start again fails here.
+# Not (yet) among them: authlib and joserfc, which the OAuth authorization server (authlib's server
+# classes, subclassed at import) and the ID-JAG check load at start.
 LAZY = (
     "stripe",
     "saml2",
     "signxml",
     "lxml",
-    "authlib",
-    "joserfc",
     "webauthn",
     "cbor2",
     "jsonrpcserver",
