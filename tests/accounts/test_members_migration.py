@@ -61,11 +61,16 @@ def fill(url: str) -> None:
 
 
 def everything_but_the_migration(settings: Settings) -> list[str]:
-    """Every head but this migration, and what it revises: the schema just before it ran."""
+    """Every head that does not build on this migration, and what it revises: the schema just before
+    it ran (later migrations of its branch wait, too)."""
     script = ScriptDirectory.from_config(alembic_config(settings))
     down = script.get_revision(MIGRATION).down_revision
     before = [down] if isinstance(down, str) else list(down or ())
-    return [head for head in script.get_heads() if head != MIGRATION] + before
+
+    def builds_on_it(head: str) -> bool:
+        return any(revision.revision == MIGRATION for revision in script.iterate_revisions(head, "base"))
+
+    return [head for head in script.get_heads() if not builds_on_it(head)] + before
 
 
 def roles_in(url: str) -> dict[str, str | None]:
