@@ -1,5 +1,5 @@
 """Discovery routes: well-known documents, ``/AGENTS.md``, the versioning policy, the OpenAPI override
-and the planned OAuth and agent-auth endpoints (501 until they are live).
+and the OAuth metadata (the OAuth and agent-auth endpoints themselves: routes/oauth.py, agent_auth.py).
 
 Every document is built per request by a pure builder in ``wellknown/`` from the registry, the
 settings, the content pack, the version registry and the app's routes, so it follows what is served.

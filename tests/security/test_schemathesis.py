@@ -38,7 +38,7 @@ PASSWORD = "fuzzing-password-" + uuid.uuid4().hex
 SESSION_ENDERS = "^/admin/(auth/(logout|password)|membership)$"
 CONFIG = """
 [checks.not_a_server_error]
-# 501 is the honest answer of the planned endpoints (OAuth, /agent/auth), not a crash.
+# 501 is the honest answer of a billing provider without a portal (docs/billing.md), not a crash.
 expected-statuses = ["1XX", "2XX", "3XX", "4XX", "501"]
 
 [checks.positive_data_acceptance]
