@@ -85,10 +85,16 @@ async def test_invite_accept_change_role_and_remove_from_the_pages(dash: Dash) -
 
     nia = await repo.find_user(dash.app.state.services.db, "nia@org.example")
     assert nia is not None
+    as_developer = (await newcomer.get("/app/keys")).text
+    assert 'data-test="keys-read-only"' not in as_developer and 'class="plain" disabled' not in as_developer
     changed = await post_form(boss, "/app/members", f"/app/members/{nia.id}/role", role="viewer")
     assert changed.status_code == 303
     keys_page = await newcomer.get("/app/keys")
     assert keys_page.status_code == 200  # viewers read
+    # ... and see the form disabled, saying why, with no row actions
+    assert 'data-test="keys-read-only"' in keys_page.text and "Your role (viewer)" in keys_page.text
+    assert '<fieldset class="plain" disabled>' in keys_page.text
+    assert 'data-test="key-row"' in keys_page.text and 'data-test="key-revoke"' not in keys_page.text
     denied = await newcomer.post(
         "/app/keys", data={"csrf_token": csrf_of(keys_page.text), "name": "x", "scopes": "chat"}
     )

@@ -38,6 +38,7 @@ from http_facade.pages.dashboard.route import (
 from http_facade.pages.dashboard.session import Session
 from http_facade.pages.dashboard.snippets import first_request
 from http_facade.pages.dashboard.tenant import tenant_of
+from http_facade.role_policy import allows
 from http_facade.routes.admin_keys import view
 
 router = dashboard_router()
@@ -73,6 +74,9 @@ async def _keys_page(
         "live": sum(1 for record in records if is_live(record, now)),
         "plan": plan,
         "notice": notice,
+        # A role that may only read (viewer) sees the form disabled and no row actions.
+        "can_manage": allows(session.claims, "POST", KEYS_PAGE),
+        "role": session.role,
         **form_context(request, plan, values or key_forms.new_values(list(DEFAULT_SCOPES)), error),
     }
     return page(request, "keys.html", context, session=session, status=error.http_status if error else 200)
