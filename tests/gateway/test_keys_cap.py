@@ -94,7 +94,8 @@ async def test_rotation_at_the_limit_works_at_once_but_an_overlap_needs_room(har
 
 async def test_enterprise_has_no_limit(harness: Harness) -> None:
     admin = await harness.tenant("enterprise")
-    await fill(harness, admin, 12)
+    await fill(harness, admin, 12)  # past Starter's cap of 10, each one 201
+    assert len(await repo.list_keys(harness.gateway.db, admin.id)) == 12
 
 
 async def test_concurrent_creates_never_pass_the_limit(harness: Harness) -> None:
