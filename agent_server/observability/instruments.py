@@ -1,11 +1,11 @@
-"""Process-wide counters of what happens below the HTTP edge: upstream calls, tokens, webhook
-deliveries and mail.
+"""Process-wide counters of what happens below the HTTP edge: upstream calls, tokens, tool calls,
+webhook deliveries and mail.
 
 They are plain dictionaries, written by one event loop: counting costs a dictionary update, and
 the Prometheus exposition reads them (with the HTTP series of ``agent_server/observability/metrics.py`` and the
 counts the other worker processes shared). Label values come from configuration (backends,
-endpoints) or a fixed set (outcomes, token kinds), except models, which are capped like the HTTP
-series.
+endpoints, the registry's tools) or a fixed set (outcomes, surfaces, token kinds), except models,
+which are capped like the HTTP series.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ class Instruments:
         # (backend, endpoint, outcome) -> [bucket counts..., sum of seconds]
         self.upstream: dict[tuple[str, str, str], list[float]] = {}
         self.tokens: dict[tuple[str, str], int] = {}  # (model, "input" | "output") -> tokens
+        self.tools: dict[tuple[str, str, str], int] = {}  # (tool, surface, outcome) -> calls
         self.webhooks: dict[str, int] = {}  # outcome -> deliveries
         self.mail: dict[str, int] = {}  # outcome -> messages
 
@@ -42,6 +43,10 @@ class Instruments:
                 key = (model, kind)
                 self.tokens[key] = self.tokens.get(key, 0) + n
 
+    def count_tool_call(self, tool: str, surface: str, outcome: str) -> None:
+        key = (tool, surface, outcome)
+        self.tools[key] = self.tools.get(key, 0) + 1
+
     def count_webhook(self, outcome: str) -> None:
         self.webhooks[outcome] = self.webhooks.get(outcome, 0) + 1
 
@@ -53,6 +58,7 @@ class Instruments:
         return {
             "upstream": [[*key, row] for key, row in self.upstream.items()],
             "tokens": [[*key, n] for key, n in self.tokens.items()],
+            "tools": [[*key, n] for key, n in self.tools.items()],
             "webhooks": dict(self.webhooks),
             "mail": dict(self.mail),
         }

@@ -126,6 +126,7 @@ def merge(states: Iterable[State]) -> State:
     http: dict[tuple[str, str, str | None], list[Any]] = {}
     upstream: dict[tuple[str, str, str], list[float]] = {}
     tokens: dict[tuple[str, str], int] = {}
+    tools: dict[tuple[str, str, str], int] = {}
     webhooks: dict[str, int] = {}
     mail: dict[str, int] = {}
     processes = 0
@@ -142,6 +143,8 @@ def merge(states: Iterable[State]) -> State:
             upstream[key] = _add(upstream.get(key, []), values)
         for model, kind, n in state.get("tokens", ()):
             tokens[(model, kind)] = tokens.get((model, kind), 0) + n
+        for tool, surface, outcome, n in state.get("tools", ()):
+            tools[(tool, surface, outcome)] = tools.get((tool, surface, outcome), 0) + n
         for totals, counts in ((webhooks, state.get("webhooks", {})), (mail, state.get("mail", {}))):
             for outcome, n in counts.items():
                 totals[outcome] = totals.get(outcome, 0) + n
@@ -150,6 +153,7 @@ def merge(states: Iterable[State]) -> State:
         "http": [[*key, *row] for key, row in http.items()],
         "upstream": [[*key, row] for key, row in upstream.items()],
         "tokens": [[*key, n] for key, n in tokens.items()],
+        "tools": [[*key, n] for key, n in tools.items()],
         "webhooks": webhooks,
         "mail": mail,
     }

@@ -43,6 +43,14 @@ def families(state: dict[str, Any], prefix: str) -> Iterator[Metric]:
     for model, kind, n in state["tokens"]:
         tokens.add_metric([model, kind], n)
     yield tokens
+    tools = CounterMetricFamily(
+        f"{prefix}_tool_calls",
+        "Registry tool calls by tool, surface (mcp, http, internal, job) and outcome: ok or the error code.",
+        labels=["tool", "surface", "outcome"],
+    )
+    for tool, surface, outcome, n in sorted(state.get("tools", ())):
+        tools.add_metric([tool, surface, outcome], n)
+    yield tools
     for name, key, text in (
         (
             "webhook_deliveries",

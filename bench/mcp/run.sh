@@ -22,7 +22,7 @@ WHICH=${1:-all}
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
 ROUNDS=${ROUNDS:-1}
-LOG_LEVEL=${LOG_LEVEL:-INFO} # the default of Settings: one log line per tool call
+LOG_LEVEL=${LOG_LEVEL:-INFO} # the default of Settings (a tool call is counted; only failures are logged)
 TARGETS=${TARGETS:-${TARGET:-sdk agentgate}}
 
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 2; }

@@ -22,6 +22,7 @@ from agent_server.foundation.errors import (
     site_envelope,
 )
 from agent_server.foundation.settings import Settings
+from agent_server.observability.instruments import INSTRUMENTS
 from tests.conftest import BASE_URL, running
 
 SECRET = "db-password=hunter2"  # text of an internal exception that must never reach a caller
@@ -253,15 +254,35 @@ async def test_scope_is_checked_before_the_tool_runs(registry: Registry) -> None
     assert await registry.invoke("admin_only", {}, context("admin")) == Echo(value="secret stuff")
 
 
-async def test_every_invocation_logs_one_line(registry: Registry, caplog: pytest.LogCaptureFixture) -> None:
+async def test_every_invocation_is_counted_and_failures_are_logged(
+    registry: Registry, caplog: pytest.LogCaptureFixture
+) -> None:
+    def count(tool: str, outcome: str) -> int:
+        return INSTRUMENTS.tools.get((tool, "test", outcome), 0)
+
+    before = {
+        k: count(*k) for k in (("echo", "ok"), ("echo", "validation_error"), ("(unknown)", "not_found"))
+    }
     with caplog.at_level(logging.INFO, logger="agentgate.invoke"):
         await registry.invoke("echo", {"text": "hi"}, context())
         with pytest.raises(ValidationFailed):
             await registry.invoke("echo", {}, context())
+        with pytest.raises(NotFound):
+            await registry.invoke("no-such-tool-" + "x" * 50, {}, context())
     lines = [r.getMessage() for r in caplog.records if r.name == "agentgate.invoke"]
-    assert len(lines) == 2
-    assert "tool=echo surface=test outcome=ok" in lines[0]
-    assert "outcome=validation_error" in lines[1]
+    # INFO: the refused calls only, one line each; the successful one is counted, not logged
+    assert len(lines) == 2, lines
+    assert "tool=echo surface=test outcome=validation_error" in lines[0]
+    assert "outcome=not_found" in lines[1]
+    assert count("echo", "ok") == before[("echo", "ok")] + 1
+    assert count("echo", "validation_error") == before[("echo", "validation_error")] + 1
+    # a name no tool has does not become a label of its own
+    assert count("(unknown)", "not_found") == before[("(unknown)", "not_found")] + 1
+    assert not any(key[0].startswith("no-such-tool") for key in INSTRUMENTS.tools)
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="agentgate.invoke"):
+        await registry.invoke("echo", {"text": "hi"}, context())
+    assert any("tool=echo surface=test outcome=ok" in r.getMessage() for r in caplog.records)
 
 
 # The same failures as callers see them, through the real app

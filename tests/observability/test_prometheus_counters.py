@@ -167,3 +167,30 @@ async def test_openmetrics_on_request_and_no_token_needed_when_none_is_set(
     assert response.text.endswith("# EOF\n")
     assert "# TYPE agentgate_http_request_duration_seconds histogram" in response.text
     assert response.headers["Cache-Control"] == "no-store"
+
+
+async def test_tool_calls_are_counted_by_tool_surface_and_outcome(
+    sandbox: tuple[FastAPI, httpx.AsyncClient],
+) -> None:
+    """One MCP call on the fast path, one through the REST tool call, one refused: each a count."""
+    _, client = sandbox
+    before = await scrape(client)
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    ok = await client.post(
+        "/api/mcp.php", json={**rpc, "params": {"name": "get_company_info", "arguments": {}}}
+    )
+    assert ok.status_code == 200 and "structuredContent" in ok.text
+    rest = await client.post("/api/tools/call", json={"name": "get_company_info", "arguments": {}})
+    assert rest.status_code == 200
+    refused = await client.post("/api/tools/call", json={"name": "get_weather", "arguments": {}})
+    assert refused.status_code == 400
+    after = await scrape(client)
+
+    def grew(**labels: str) -> float:
+        return value(after, "agentgate_tool_calls_total", **labels) - value(
+            before, "agentgate_tool_calls_total", **labels
+        )
+
+    assert grew(tool="get_company_info", surface="mcp", outcome="ok") == 1
+    assert grew(tool="get_company_info", surface="http", outcome="ok") == 1
+    assert grew(tool="get_weather", surface="http", outcome="validation_error") == 1
