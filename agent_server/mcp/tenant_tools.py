@@ -17,7 +17,6 @@ from mcp.types import Tool as MCPTool
 from agent_server.capabilities.context import ANONYMOUS, Principal, ToolContext
 from agent_server.capabilities.registry import Registry
 from agent_server.capabilities.services import Services
-from agent_server.foundation.errors import NotFound
 from agent_server.mcp.projection import mcp_tools
 
 CALLER: ContextVar[Principal] = ContextVar("mcp_caller", default=ANONYMOUS)
@@ -28,16 +27,22 @@ class TenantTools:
     registry: Registry
     services: Services  # the app's (the gateway is in its extras)
     listed: list[MCPTool] = field(default_factory=list)
+    scopes: dict[str, str] = field(default_factory=dict)  # tool name -> the scope it needs
 
     def __post_init__(self) -> None:
         self.listed = mcp_tools(self.registry)
+        self.scopes = {t.name: t.meta.scope or "" for t in self.registry.tools}
+        # Each name as it can appear in a request's body (``may_be_named``).
+        self._encoded = tuple(name.encode() for name in self.scopes)
 
     def scope_of(self, name: str) -> str | None:
         """The scope a tenant tool needs; None when ``name`` is no tenant tool."""
-        try:
-            return self.registry.get_tool(name).meta.scope or ""
-        except NotFound:
-            return None
+        return self.scopes.get(name)
+
+    def may_be_named(self, body: bytes) -> bool:
+        """False when the body cannot call a tenant tool: none of their names is in it, and no JSON
+        escape (``\\u0067…``) could spell one. Public calls then skip a second JSON parse."""
+        return b"\\u" in body or any(name in body for name in self._encoded)
 
     def visible(self) -> list[MCPTool]:
         caller = CALLER.get()

@@ -77,7 +77,7 @@ class MCPCallers:
                 return Decision(None, receive, refused=True)
             return Decision(caller, receive)
         body, receive = await read_body(receive)
-        name = _tool_called(body)
+        name = _tool_called(body) if self.tenant.may_be_named(body) else None
         needed = self.tenant.scope_of(name) if name is not None else None
         if needed is not None:
             await self._unauthorized(
