@@ -31,6 +31,7 @@ from agent_server.reminders.job import VersionReminders
 from agent_server.site.build import build_site
 from agent_server.site.leads import DiscoveryCalls
 from http_facade.errors import install_error_handlers
+from http_facade.exact_routes import ExactRoutesApp
 from http_facade.middleware import Edge
 from http_facade.pages.routers import install_pages
 from http_facade.routes import (
@@ -129,7 +130,7 @@ def create_app(
             stack.callback(gc.unfreeze)
             yield
 
-    app = FastAPI(
+    app = ExactRoutesApp(
         title=f"{company.name} gateway and public API",
         version=API_VERSION,
         summary=company.tagline,
@@ -167,12 +168,12 @@ def create_app(
         fast_path=mcp_fast_path(mcp_server, settings),  # hot requests skip the SDK's transport
         callers=MCPCallers(oauth_server.tokens.caller, mcp_server.tenant, settings.public_base_url),
     )
-    # Routes are matched in order. The MCP endpoint's two exact routes come first: each costs one path
-    # comparison, where reaching them after the gateway's included routers cost a third of a hot MCP
-    # call (docs/performance.md, "MCP fast path"). DELETE without sessions is a partial match: 405.
+    # The MCP endpoint's two exact routes skip the router (http_facade/exact_routes.py) and come first
+    # in it too: reaching them after the gateway's included routers cost a third of a hot MCP call
+    # (docs/performance.md, "MCP fast path"). DELETE without sessions is the router's partial match: 405.
     methods = ["GET", "HEAD", "POST", *(["DELETE"] if settings.mcp_sessions else [])]
     for path in (MCP_PATH, f"{MCP_PATH}/"):  # also with a trailing slash: the same answer, not a 307
-        app.router.routes.append(mcp_routes.MCPRoute(path, endpoint=endpoint, methods=methods))
+        app.add_exact_route(mcp_routes.MCPRoute(path, endpoint=endpoint, methods=methods))
     # Then the tenant gateway, the busiest.
     cached = app.state.response_cache is not None
     (gateway_cached if cached else gateway_v1).add_chat_route(app)
