@@ -15,37 +15,24 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from agent_server.foundation.settings import Settings
-from tests.agent_auth.oauth_world import (
-    REDIRECT,
-    TOKEN_URL,
-    authorization,
-    consent,
-    oauth_client,
-    query_of,
-    register,
-)
+from tests.agent_auth.oauth_world import REDIRECT, access_token, consent, query_of
 from tests.conftest import BASE_URL
 from tests.mcp.support import rpc
 from tests.pages.dashboard import Dash, dashboard_world, post_form
 
-TENANT_TOOLS = {"get_usage_this_month", "list_api_keys", "create_api_key", "get_recent_requests"}
+TENANT_TOOLS = {
+    "get_usage_this_month",
+    "list_api_keys",
+    "create_api_key",
+    "get_recent_requests",
+    "call_model",
+}
 
 
 @pytest.fixture
 async def dash(settings: Settings) -> AsyncIterator[Dash]:
     async with dashboard_world(settings) as world:
         yield world
-
-
-async def access_token(dash: Dash, scope: str) -> str:
-    browser = await dash.signed_in(await dash.person("starter"))
-    client = oauth_client(dash, (await register(dash, scope=scope)).json()["client_id"], scope=scope)
-    asked = authorization(client)
-    decided = await consent(browser, asked.url)
-    token = await client.fetch_token(
-        TOKEN_URL, authorization_response=decided.headers["location"], code_verifier=asked.verifier
-    )
-    return token["access_token"]
 
 
 def names(answer: httpx.Response) -> set[str]:
