@@ -13,6 +13,7 @@ import httpx
 import httpx2
 from authlib.common.security import generate_token
 from authlib.integrations.httpx_client import AsyncOAuth2Client
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from tests.conftest import BASE_URL
 from tests.pages.dashboard import Dash, Person, csrf_of
@@ -96,3 +97,23 @@ async def access_token(dash: Dash, scope: str, person: Person | None = None) -> 
         code_verifier=asked.verifier,
     )
     return token["access_token"]
+
+
+class Memory:
+    """The SDK client's token storage, in memory: it starts from nothing."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
