@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 import httpx2
 import pytest
+import yaml
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from agent_server.foundation.settings import Settings
 from agent_server.foundation.settings_llm import UpstreamConfig
+from agent_server.knowledge.pack import shipped_content_dir
 from tests.agent_auth.oauth_world import access_token
 from tests.conftest import BASE_URL
 from tests.llm.fake_upstream import FakeUpstream
@@ -36,8 +40,8 @@ def upstream() -> Iterator[FakeUpstream]:
         yield server
 
 
-@pytest.fixture
-async def dash(settings: Settings, upstream: FakeUpstream) -> AsyncIterator[Dash]:
+@asynccontextmanager
+async def live_world(settings: Settings, upstream: FakeUpstream, **changes: Any) -> AsyncIterator[Dash]:
     routed = UpstreamConfig.model_validate(
         {"name": "up", "base_url": upstream.base_url, "models": {"gpt-4o-mini": "upstream-mini"}}
     )
@@ -46,7 +50,14 @@ async def dash(settings: Settings, upstream: FakeUpstream) -> AsyncIterator[Dash
         mode="production",  # live tokens: the upstream answers, the usage row has a cost
         public_base_url=LIVE_BASE,  # production cookies are Secure: an https address
         upstreams=[routed],
+        **changes,
     ) as world:
+        yield world
+
+
+@pytest.fixture
+async def dash(settings: Settings, upstream: FakeUpstream) -> AsyncIterator[Dash]:
+    async with live_world(settings, upstream) as world:
         yield world
 
 
@@ -102,7 +113,7 @@ async def test_a_token_with_chat_calls_a_model_billed_and_logged_like_v1(
         usage = await session.call_tool("get_usage_this_month", {})
         report = usage.structured_content["report"]
         assert (report["requests"], report["errors"], report["total_tokens"]) == (3, 2, 16)
-        assert report["cost_micros"] == LIVE_COST_MICROS
+        assert report["cost_micros"] == LIVE_COST_MICROS and report["quota"]["used"] == 16
 
 
 async def test_without_the_chat_scope_the_tool_is_hidden_and_asks_for_a_step_up(dash: Dash) -> None:
@@ -121,3 +132,33 @@ async def test_without_the_chat_scope_the_tool_is_hidden_and_asks_for_a_step_up(
         assert "call_model" not in {
             t["name"] for t in (await rpc(mcp, "tools/list")).json()["result"]["tools"]
         }
+
+
+async def test_the_plans_monthly_token_quota_counts_and_refuses_the_tools_calls(
+    settings: Settings, upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    plans = yaml.safe_load((shipped_content_dir() / "plans.yaml").read_text())
+    starter = next(plan for plan in plans["plans"] if plan["id"] == "starter")
+    starter["monthly_token_quota"] = 20  # two answers of the fake upstream (16 tokens each) pass it
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "plans.yaml").write_text(yaml.safe_dump(plans))
+    async with live_world(settings, upstream, content_dir=content) as dash:
+        token = await access_token(dash, "chat usage:read")
+        gateway = dash.app.state.gateway
+        ask = {"model": "gpt-4o-mini", "messages": QUESTION}
+        async with (
+            sdk_http(dash, token) as http,
+            Client(
+                streamable_http_client(f"{LIVE_BASE}/api/mcp.php", http_client=http), mode="legacy"
+            ) as client,
+        ):
+            for _ in range(2):  # under the quota at each scan: served
+                assert not (await client.session.call_tool("call_model", ask)).is_error
+                await gateway.usage.flush()
+                await gateway.quota.scan()
+            over = error_of(await client.session.call_tool("call_model", ask))
+            assert over["code"] == "QUOTA_EXCEEDED" and "20 tokens" in over["message"]
+            usage = await client.session.call_tool("get_usage_this_month", {})
+            assert usage.structured_content["report"]["quota"]["used"] == 32
+        assert len(upstream.requests) == 2
