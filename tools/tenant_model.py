@@ -23,7 +23,7 @@ from agent_server.gateway.relay import Exchange
 from agent_server.gateway.service import Gateway
 from agent_server.llm.types import CHAT, Answer
 
-MODEL_CALL_SECONDS = 120.0  # a model may take longer than a report; the upstream's own timeout is shorter
+MODEL_CALL_SECONDS = 120.0  # a model's answer may take far longer than a report
 
 
 class ChatMessage(BaseModel):
@@ -69,7 +69,7 @@ async def call_model(
     """Ask a model of your plan, billed to your organisation like a /v1/chat/completions request."""
     gateway: Gateway = ctx.services.extras["gateway"]
     token = _access_token()
-    caller = await gateway.admit(token, "chat")  # the token as /v1 sees it: scopes, rate limit, budget
+    caller = await gateway.admit(token, "chat")  # the token as /v1 sees it: scopes, rate limit
     if caller.principal.tenant_id != ctx.principal.tenant_id:
         raise AuthFailed("The access token does not match the caller of this request.")
     exchange = Exchange(gateway, caller, token, "chat", None)
