@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_server.capabilities.registry import Registry
 from agent_server.foundation.settings import Settings
-from tools import ask, catalogue, commerce, faq, tenant, weather
+from tools import ask, catalogue, commerce, faq, tenant, tenant_model, weather
 
 
 def build_registry(settings: Settings) -> Registry:
@@ -29,6 +29,6 @@ def build_tenant_registry(settings: Settings) -> Registry:
     """The tools that answer for the organisation of an OAuth access token, each behind a scope:
     served on /api/mcp.php to such callers only (docs/oauth.md), never on the public projections."""
     registry = Registry(default_timeout=settings.tool_timeout_seconds)
-    for fn in tenant.TENANT_TOOLS:
+    for fn in (*tenant.TENANT_TOOLS, tenant_model.call_model):
         registry.add_tool(fn)
     return registry

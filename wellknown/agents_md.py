@@ -162,7 +162,8 @@ def agents_md(
         "endpoint as a JWT-bearer grant (`grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`). "
         f"The same token on `{base}/api/mcp.php` adds the organisation's own tools to the public ones, each "
         "behind a scope: get_usage_this_month (usage:read), list_api_keys (keys:read), create_api_key "
-        "(keys:write), get_recent_requests (logs:read); calling one without a token answers 401 with the "
+        "(keys:write), get_recent_requests (logs:read), call_model (chat: a model call billed like "
+        "/v1/chat/completions); calling one without a token answers 401 with the "
         "scope to ask for.",
         f"- Registration for people: `GET {base}{REGISTER_PATH}` describes it.",
         "",

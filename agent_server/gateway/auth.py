@@ -46,6 +46,9 @@ from agent_server.storage.db import Database
 Credentials = Callable[[Iterable[tuple[str, int, str]]], dict[str, ProviderCredential]]
 # Resolves an OAuth access token (docs/oauth.md) to the principal it acts as; None: not a live one.
 BearerTokens = Callable[[str], Awaitable["KeyPrincipal | None"]]
+# The key_id of an access token's usage rows is the token's row id, which starts so
+# (agent_server/oauth/store.py): such rows count like a live key's where the deployment is live.
+TOKEN_KEY_PREFIX = "oat_"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Monthly token quotas (``monthly_token_quota`` in plans.yaml): a live key over it gets 402.
+"""Monthly token quotas (``monthly_token_quota`` in plans.yaml): a live key over it gets 402, and
+so does an OAuth access token of a live deployment (docs/oauth.md: it acts as a key of its tenant).
 
 The quota is soft on purpose. Tokens are counted from the usage rows by a scan every few seconds,
 never in the request path: a request costs one dict lookup here, and a tenant can overrun its quota
@@ -16,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, or_, select
 
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import QuotaExceeded
 from agent_server.foundation.timeutil import month_bounds
-from agent_server.gateway.auth import KeyPrincipal
+from agent_server.gateway.auth import TOKEN_KEY_PREFIX, KeyPrincipal
 from agent_server.gateway.tables import ApiKey, PlanRecord, Tenant, UsageRecord
 from agent_server.storage.db import Database
 
@@ -30,9 +32,19 @@ log = logging.getLogger("agentgate.gateway")
 RESYNC_SECONDS = 3600.0
 
 
+def live_rows(usage: Any, tokens_live: bool) -> Any:
+    """The usage rows that count against a quota: a live key's and, in a live deployment, those of
+    OAuth access tokens (no API key row: their key_id is the token's). Needs ``ApiKey`` outer-joined."""
+    live_key = ApiKey.environment == "live"
+    if not tokens_live:
+        return live_key
+    return or_(live_key, and_(ApiKey.id.is_(None), usage.key_id.startswith(TOKEN_KEY_PREFIX)))  # type: ignore[union-attr]
+
+
 class QuotaGate:
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, *, tokens_live: bool = False) -> None:
         self.db, self.clock = db, clock
+        self.tokens_live = tokens_live  # the deployment's access tokens are live (not sandbox)
         self.blocked: dict[str, tuple[float, int]] = {}  # tenant -> (free again at, quota)
         self._totals: dict[str, int] = {}
         self._month: datetime | None = None
@@ -60,9 +72,9 @@ class QuotaGate:
         table = UsageRecord.__table__.c  # type: ignore[attr-defined]
         spent = select(
             table.tenant_id, func.sum(table.prompt_tokens + table.completion_tokens), func.max(table.id)
-        ).join(ApiKey, ApiKey.id == table.key_id)  # type: ignore[arg-type]
+        ).outerjoin(ApiKey, ApiKey.id == table.key_id)  # type: ignore[arg-type]
         spent = spent.where(
-            table.id > self._watermark, table.created_at >= start, ApiKey.environment == "live"
+            table.id > self._watermark, table.created_at >= start, live_rows(table, self.tokens_live)
         ).group_by(table.tenant_id)
         quotas = select(Tenant.id, PlanRecord.monthly_token_quota).join(
             PlanRecord,

@@ -90,7 +90,7 @@ class Gateway:
         # With Redis, usage rows are durable before the response (a Redis list drained in batches).
         usage_log = services.kv if isinstance(services.kv, RedisKV) else None
         self.usage = UsageWriter(services.db, log=usage_log)
-        self.quota = QuotaGate(services.db, services.clock)
+        self.quota = QuotaGate(services.db, services.clock, tokens_live=self.environment == "live")
         self._tasks: list[asyncio.Task[None]] = []
         self._scope_challenge = bearer_challenge(realm, "insufficient_scope")
 

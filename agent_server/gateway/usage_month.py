@@ -2,7 +2,8 @@
 ``month_to_date``.
 
 The month is the calendar month in UTC, as the token quota's (quota.py). Its quota counts what the
-quota gate counts: the tokens of live keys (sandbox keys are never charged). The gate enforces from
+quota gate counts: the tokens of live keys and, in a live deployment, of OAuth access tokens
+(sandbox keys are never charged). The gate enforces from
 its own running totals, a scan behind; this reads the rows, so it is the exact figure. The cost is
 what live keys' requests cost (sandbox rows cost nothing), billed in addition to the plan's price
 (docs/billing.md).
@@ -17,6 +18,7 @@ from sqlalchemy import select
 
 from agent_server.billing.money import to_minor
 from agent_server.foundation.timeutil import iso, month_bounds
+from agent_server.gateway.quota import live_rows
 from agent_server.gateway.spend import USAGE
 from agent_server.gateway.tables import ApiKey, PlanRecord, Tenant, UsageRecord
 from agent_server.gateway.usage_totals import Totals, sum_columns
@@ -30,11 +32,12 @@ async def month_to_date(gateway: Gateway, tenant_id: str) -> dict[str, Any]:
     currency = gateway.models.currency
     start, following = month_bounds(gateway.clock.now())
     rows_with_keys = UsageRecord.__table__.outerjoin(ApiKey, ApiKey.id == USAGE.key_id)  # type: ignore[attr-defined]
+    live = live_rows(USAGE, gateway.quota.tokens_live).label("live")
     spent = (
-        select(ApiKey.environment, *sum_columns(currency))
+        select(live, *sum_columns(currency))
         .select_from(rows_with_keys)
         .where(USAGE.tenant_id == tenant_id, USAGE.created_at >= start, USAGE.created_at < following)
-        .group_by(ApiKey.environment)
+        .group_by(live)
     )
     plan_of = (
         select(PlanRecord.id, PlanRecord.name, PlanRecord.monthly_token_quota)
@@ -44,11 +47,11 @@ async def month_to_date(gateway: Gateway, tenant_id: str) -> dict[str, Any]:
     async with gateway.db.session() as session:
         rows = (await session.execute(spent)).all()
         plan = (await session.execute(plan_of)).first()
-    month, live = Totals(), Totals()
+    month, charged = Totals(), Totals()
     for row in rows:
         month.add(Totals.of(row))
-        if row.environment == "live":
-            live.add(Totals.of(row))
+        if row.live:
+            charged.add(Totals.of(row))
     quota = plan.monthly_token_quota if plan is not None else None
     return {
         "start": str(start.date()),
@@ -57,9 +60,9 @@ async def month_to_date(gateway: Gateway, tenant_id: str) -> dict[str, Any]:
         **month.view(currency),
         "quota": {
             "monthly_tokens": quota,
-            "used": live.total_tokens,
-            "remaining": None if quota is None else max(quota - live.total_tokens, 0),
-            "percent": None if not quota else round(100 * live.total_tokens / quota, 1),
+            "used": charged.total_tokens,
+            "remaining": None if quota is None else max(quota - charged.total_tokens, 0),
+            "percent": None if not quota else round(100 * charged.total_tokens / quota, 1),
         },
         "plan": _plan(gateway, plan),
     }

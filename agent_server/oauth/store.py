@@ -15,6 +15,7 @@ from sqlalchemy import and_, delete, select, update
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.ids import new_id
 from agent_server.foundation.timeutil import utc
+from agent_server.gateway.auth import TOKEN_KEY_PREFIX
 from agent_server.oauth.models import Code, Owner, Token, digest
 from agent_server.oauth.tables import OAuthClient, OAuthCode, OAuthConsent, OAuthToken
 from agent_server.storage.db import Database
@@ -84,7 +85,7 @@ class OAuthStore:
         now = self.clock.now()
         refresh = token.get("refresh_token")
         row = OAuthToken(
-            id=new_id("oat_"),
+            id=new_id(TOKEN_KEY_PREFIX),
             family_id=issued.family_id,
             client_id=issued.client_id,
             user_id=issued.owner.user_id,

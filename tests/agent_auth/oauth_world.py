@@ -13,9 +13,10 @@ import httpx
 import httpx2
 from authlib.common.security import generate_token
 from authlib.integrations.httpx_client import AsyncOAuth2Client
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from tests.conftest import BASE_URL
-from tests.pages.dashboard import Dash, csrf_of
+from tests.pages.dashboard import Dash, Person, csrf_of
 
 REDIRECT = "http://127.0.0.1:9/callback"
 TOKEN_URL, AUTHORIZE_URL = f"{BASE_URL}/oauth/token", f"{BASE_URL}/oauth/authorize"
@@ -53,10 +54,11 @@ class Authorization:
     verifier: str
 
 
-def authorization(client: AsyncOAuth2Client, **params: Any) -> Authorization:
+def authorization(client: AsyncOAuth2Client, base: str = BASE_URL, **params: Any) -> Authorization:
+    """The authorization URL of the app at ``base`` (its public base URL: the issuer and resource)."""
     verifier = generate_token(48)
     url, _ = client.create_authorization_url(
-        AUTHORIZE_URL, code_verifier=verifier, resource=BASE_URL, **params
+        f"{base}/oauth/authorize", code_verifier=verifier, resource=base, **params
     )
     return Authorization(url, verifier)
 
@@ -78,3 +80,40 @@ async def consent(browser: httpx.AsyncClient, url: str, decision: str = "approve
 
 def query_of(location: str) -> dict[str, str]:
     return {name: values[0] for name, values in parse_qs(urlsplit(location).query).items()}
+
+
+async def access_token(dash: Dash, scope: str, person: Person | None = None) -> str:
+    """An access token of ``person`` (a new one on the Starter plan by default) for a client registered
+    with ``scope``, through the consent page."""
+    browser = await dash.signed_in(person or await dash.person("starter"))
+    client = oauth_client(dash, (await register(dash, scope=scope)).json()["client_id"], scope=scope)
+    base = dash.settings.public_base_url.rstrip("/")
+    asked = authorization(client, base)
+    decided = await consent(browser, asked.url)
+    assert decided.status_code == 303, decided.text[:300]
+    token = await client.fetch_token(
+        f"{base}/oauth/token",
+        authorization_response=decided.headers["location"],
+        code_verifier=asked.verifier,
+    )
+    return token["access_token"]
+
+
+class Memory:
+    """The SDK client's token storage, in memory: it starts from nothing."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info

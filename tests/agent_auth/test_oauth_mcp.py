@@ -12,40 +12,27 @@ import pytest
 from mcp import Client
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, OAuthFlowError
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import OAuthClientMetadata
 
 from agent_server.foundation.settings import Settings
-from tests.agent_auth.oauth_world import (
-    REDIRECT,
-    TOKEN_URL,
-    authorization,
-    consent,
-    oauth_client,
-    query_of,
-    register,
-)
+from tests.agent_auth.oauth_world import REDIRECT, Memory, access_token, consent, query_of
 from tests.conftest import BASE_URL
 from tests.mcp.support import rpc
 from tests.pages.dashboard import Dash, dashboard_world, post_form
 
-TENANT_TOOLS = {"get_usage_this_month", "list_api_keys", "create_api_key", "get_recent_requests"}
+TENANT_TOOLS = {
+    "get_usage_this_month",
+    "list_api_keys",
+    "create_api_key",
+    "get_recent_requests",
+    "call_model",
+}
 
 
 @pytest.fixture
 async def dash(settings: Settings) -> AsyncIterator[Dash]:
     async with dashboard_world(settings) as world:
         yield world
-
-
-async def access_token(dash: Dash, scope: str) -> str:
-    browser = await dash.signed_in(await dash.person("starter"))
-    client = oauth_client(dash, (await register(dash, scope=scope)).json()["client_id"], scope=scope)
-    asked = authorization(client)
-    decided = await consent(browser, asked.url)
-    token = await client.fetch_token(
-        TOKEN_URL, authorization_response=decided.headers["location"], code_verifier=asked.verifier
-    )
-    return token["access_token"]
 
 
 def names(answer: httpx.Response) -> set[str]:
@@ -98,26 +85,6 @@ async def test_a_token_sees_and_uses_the_tenant_tools_its_scopes_allow(dash: Das
         assert logs.status_code == 403  # a step-up: the client may ask the person for logs:read
         challenge = logs.headers["www-authenticate"]
         assert 'error="insufficient_scope"' in challenge and 'scope="logs:read"' in challenge
-
-
-class Memory:
-    """The SDK client's token storage, in memory: it starts from nothing."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
 
 
 async def test_the_mcp_sdk_oauth_client_connects_from_nothing(dash: Dash) -> None:
