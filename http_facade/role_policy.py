@@ -267,6 +267,10 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
     ("POST", "/app/tenants"): PLATFORM,
     ("GET", "/app/leads"): PLATFORM,
     ("GET", "/app/agent-commerce"): PLATFORM,
+    ("POST", "/app/agent-commerce/platforms"): PLATFORM,
+    ("POST", "/app/agent-commerce/platforms/{platform_id}/revoke"): PLATFORM,
+    ("POST", "/app/agent-commerce/orders/{order_id}/status"): PLATFORM,
+    ("POST", "/app/agent-commerce/orders/{order_id}/refund"): PLATFORM,
 }
 # fmt: on
 
