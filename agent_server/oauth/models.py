@@ -17,6 +17,8 @@ SCOPES = (
     "chat", "embeddings", "files", "models", "usage:read", "keys:read", "keys:write", "logs:read",
     "commerce:checkout",
 )  # fmt: skip
+# A client that names no scope gets these: buying on the person's behalf is asked for by name only.
+DEFAULT_SCOPES = tuple(scope for scope in SCOPES if scope != "commerce:checkout")
 
 
 def digest(secret: str) -> str:

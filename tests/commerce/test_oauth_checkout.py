@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from agent_server.commerce.platforms import COMMERCE_SCOPE, organisation_platform_id
 from agent_server.foundation.settings import Settings
 from agent_server.oauth.models import SCOPES
-from tests.agent_auth.oauth_world import TOKEN_URL, authorization, consent, oauth_client, register
+from tests.agent_auth.oauth_world import REDIRECT, TOKEN_URL, authorization, consent, oauth_client, register
 from tests.commerce.conftest import TRAINING, VERSION, assert_valid, payment
 from tests.conftest import BASE_URL
 from tests.mcp.support import rpc
@@ -177,6 +177,16 @@ async def test_the_scope_is_published_and_explained_on_the_consent_page(dash: Da
         for path in ("/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource"):
             document = (await http.get(path)).json()
             assert COMMERCE_SCOPE in document["scopes_supported"], path
+        # A client that names no scope does not get it: buying is asked for by name only.
+        bare = {
+            "client_name": "Bare agent",
+            "redirect_uris": [REDIRECT],
+            "token_endpoint_auth_method": "none",
+        }
+        registered = await http.post("/oauth/register", json=bare)
+        assert registered.status_code == 201, registered.text
+        unnamed = registered.json()["scope"].split()
+        assert COMMERCE_SCOPE not in unnamed and {"chat", "usage:read"} <= set(unnamed)
     browser = await dash.signed_in(await dash.person("starter"))
     client = oauth_client(
         dash, (await register(dash, scope=COMMERCE_SCOPE)).json()["client_id"], scope=COMMERCE_SCOPE
