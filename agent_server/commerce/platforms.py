@@ -126,6 +126,29 @@ class Platforms:
             platform = stored
         return platform
 
+    async def set_webhook_url(self, id_or_name: str, webhook_url: str | None) -> AgentPlatform:
+        """Send the platform's order events to ``webhook_url`` from now on (pending deliveries too),
+        or to nowhere (``None``); its signing secret stays. A revoked platform cannot be changed."""
+        if webhook_url:
+            self.guard.parse(webhook_url)
+        platform = await self.get(id_or_name)
+        async with self.db.session() as session:
+            stored = await session.get(AgentPlatform, platform.id)
+            assert stored is not None
+            if stored.revoked_at is not None:
+                raise Conflict("This platform is revoked; add a new one.", code="platform_revoked")
+            stored.webhook_url = webhook_url or None
+            session.add(stored)
+            hook = await session.get(WebhookRecord, endpoint_id(stored.id))
+            if hook is None and stored.webhook_url:
+                session.add(endpoint_for(stored))
+            elif hook is not None:
+                hook.url = stored.webhook_url or hook.url  # kept for the delivery log's sake
+                hook.enabled = stored.webhook_url is not None
+                hook.disabled_reason = None if hook.enabled else "no webhook URL"
+                session.add(hook)
+        return stored
+
     async def for_organisation(self, tenant_id: str) -> AgentPlatform:
         """The platform an organisation's OAuth callers (``commerce:checkout``) buy as: made at their
         first call, without a webhook and without a usable credential (none is ever shown). Its

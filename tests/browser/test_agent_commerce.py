@@ -1,7 +1,7 @@
 """Journey: the platform administrator adds an agent platform on /app/agent-commerce (its credential
 and signing secret shown once), the platform buys a training over ACP with that credential, its order
-event arrives signed at a loopback receiver, the administrator marks the order fulfilled on the page
-(the order_update event follows), revokes the platform, and its credential then gets 401; a taken
+event arrives signed at a loopback receiver, the administrator changes the platform's webhook URL and
+marks the order fulfilled on the page (the order_update event follows, to the new URL), revokes the platform, and its credential then gets 401; a taken
 name is refused on the page. At 375 and 1280 px, axe-clean."""
 
 from __future__ import annotations
@@ -104,6 +104,11 @@ def test_a_platform_added_on_the_page_buys_is_fulfilled_and_revoked(
     assert created["type"] == "order_create" and created["data"]["id"] == order_id
 
     page.get_by_test_id("back-to-agent-commerce").click()
+    platform = page.get_by_test_id("agent-platform-row").filter(has_text="Lovelace Assistant")
+    platform.get_by_test_id("agent-platform-webhook-edit").fill(f"{receiver.url}/moved")
+    platform.get_by_test_id("agent-platform-webhook-save").click()
+    expect(page.get_by_test_id("agent-commerce-notice")).to_contain_text("new address")
+    expect(platform.get_by_test_id("agent-platform-webhook-edit")).to_have_value(f"{receiver.url}/moved")
     row = page.locator(f'[data-order-id="{order_id}"]')
     expect(row.get_by_test_id("agent-order-status")).to_have_text("confirmed")
     expect(page.locator("main")).not_to_contain_text(credential)
@@ -112,12 +117,12 @@ def test_a_platform_added_on_the_page_buys_is_fulfilled_and_revoked(
     expect(row.get_by_test_id("agent-order-status")).to_have_text("fulfilled")
     expect(row.get_by_test_id("agent-order-fulfil")).to_have_count(0)
     updated = event_number(receiver, 2)
+    assert receiver.requests[1].path == "/hook/moved"  # where the page said to send it
     verify(secret, receiver.requests[1].headers, receiver.requests[1].body)
     assert_webhook_event(updated)
     assert updated["type"] == "order_update" and updated["data"]["status"] == "completed"
     check_both_widths(visitor, "an order fulfilled")
 
-    platform = page.get_by_test_id("agent-platform-row").filter(has_text="Lovelace Assistant")
     platform.get_by_test_id("agent-platform-revoke").click()
     expect(page.get_by_test_id("agent-commerce-notice")).to_contain_text("revoked")
     expect(platform.get_by_test_id("agent-platform-status")).to_have_text("revoked")

@@ -211,6 +211,10 @@ PLATFORM_API_TO_PAGE: dict[Route, Route] = {
         "POST",
         "/app/agent-commerce/platforms/{platform_id}/revoke",
     ),
+    ("PATCH", "/admin/platform/agent-platforms/{platform_id}"): (
+        "POST",
+        "/app/agent-commerce/platforms/{platform_id}/webhook",
+    ),
     ("GET", "/admin/platform/agent-orders"): ("GET", "/app/agent-commerce"),
     ("PATCH", "/admin/platform/agent-orders/{order_id}"): (
         "POST",

@@ -22,6 +22,7 @@ router = dashboard_router()
 AGENT_COMMERCE_PAGE = f"{APP_PATH}/agent-commerce"
 # What a form that succeeded says on the page it leads back to (``?done=``).
 NOTICES = {
+    "webhook": "The platform's order events go to the new address from now on.",
     "revoked": "The platform is revoked: its credential is refused from now on and no order events are sent.",
     "completed": "The order is marked fulfilled; the platform is sent its order_update event.",
     "canceled": "The order is canceled; the platform is sent its order_update event.",
@@ -36,10 +37,12 @@ async def commerce_page(
     *,
     form: FormState | None = None,
     error: AgentError | None = None,
+    error_at: str = "orders",
     notice: str = "",
 ) -> HTMLResponse:
     """The platforms (with the form that adds one) and the orders, each with its actions; a refused
-    form keeps what was typed (``form``), a refused action shows its ``error`` above the orders."""
+    form keeps what was typed (``form``), a refused action shows its ``error`` above its table
+    (``error_at``: platforms or orders)."""
     actor = await platform_actor(actor_of(request, session))  # 403 for anyone else
     platforms = (await list_platforms(actor, request))["data"]
     orders = (await list_orders(actor, request, limit=200))["data"]
@@ -48,7 +51,8 @@ async def commerce_page(
         "orders": orders,
         "names": {platform["id"]: platform["name"] for platform in platforms},
         "platform_form": (form or FormState.blank()).at("platform"),
-        "error": error,
+        "platform_error": error if error_at == "platforms" else None,
+        "order_error": error if error_at == "orders" else None,
         "notice": notice,
     }
     failed = error or (form.problem if form else None)

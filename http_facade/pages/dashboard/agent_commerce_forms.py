@@ -1,5 +1,5 @@
 """The forms of ``/app/agent-commerce``: add an agent platform (its credential and signing secret
-shown once, on the answer only), revoke one, mark an order fulfilled or canceled, refund it. Each
+shown once, on the answer only), change where its order events go, revoke one, mark an order fulfilled or canceled, refund it. Each
 calls the function of its ``/admin/platform/agent-*`` route with the session as the acting platform
 admin and records the same audit action; a refusal draws the page again with its message."""
 
@@ -36,6 +36,10 @@ Id = Annotated[str, Path(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_-]+$
 
 class PlatformForm(DashboardForm):
     name: str = Field(min_length=2, max_length=200)
+    webhook_url: str = Field(default="", max_length=2048, description="Empty: no order events.")
+
+
+class WebhookForm(DashboardForm):
     webhook_url: str = Field(default="", max_length=2048, description="Empty: no order events.")
 
 
@@ -93,6 +97,29 @@ async def revoke_platform(
     ):
         await json_routes.revoke_platform(platform_id, actor, request)
     return see_other(f"{AGENT_COMMERCE_PAGE}?done=revoked")
+
+
+@router.post(
+    f"{AGENT_COMMERCE_PAGE}/platforms/{{platform_id}}/webhook",
+    summary="Dashboard: change where an agent platform's order events go; empty: nowhere (platform admins)",
+    responses=responses(404, 409),
+)
+async def set_webhook(
+    request: Request, platform_id: Id, form: Annotated[WebhookForm, Form()], session: SessionDep
+) -> Response:
+    checked(request, form)
+    actor = await _platform_admin(request, session)
+    details = {"webhook": bool(form.webhook_url.strip())}
+    try:
+        async with audited(
+            request, session.user_id, session.tenant_id, "platform.agent_platform.update",
+            target=platform_id, details=details,
+        ):  # fmt: skip
+            body = json_body(json_routes.PlatformUpdate, webhook_url=form.webhook_url.strip() or None)
+            await json_routes.update_platform(platform_id, body, actor, request)
+    except AgentError as err:
+        return await commerce_page(request, session, error=err, error_at="platforms")
+    return see_other(f"{AGENT_COMMERCE_PAGE}?done=webhook")
 
 
 @router.post(
