@@ -16,13 +16,16 @@ def _args(parser: argparse.ArgumentParser) -> None:
     create.add_argument("--name", required=True)
     create.add_argument("--webhook-url", help="where order events are sent (https)")
     add_action(subcommands, "list", "List the agent platforms, revoked ones included")
+    webhook = add_action(subcommands, "webhook", "Change where a platform's order events go")
+    webhook.add_argument("platform", help="plat_... or the name")
+    webhook.add_argument("--url", help="the new address (https); without it: no order events")
     revoke = add_action(subcommands, "revoke", "Revoke a platform's credential at once")
     revoke.add_argument("platform", help="plat_... or the name")
 
 
 @command("agent-platforms", _args, json_flag=False)  # --json on each action
 def agent_platforms(args: argparse.Namespace, settings: Settings) -> int:
-    """Manage the agent platforms of agentic commerce: create, list, revoke."""
+    """Manage the agent platforms of agentic commerce: create, list, webhook, revoke."""
     from agent_server.commerce.platforms import CREDENTIAL_ONCE, Platforms, platform_view
     from agent_server.foundation.secret_box import SecretBox
     from agent_server.gateway.operator_db import operator_database
@@ -61,6 +64,16 @@ def agent_platforms(args: argparse.Namespace, settings: Settings) -> int:
 
         return await with_platforms(run)
 
+    async def webhook() -> int:
+        async def run(platforms: Platforms, op) -> int:  # type: ignore[no-untyped-def]
+            platform = await platforms.set_webhook_url(args.platform, args.url)
+            await op.record(None, "platform.agent_platform.update", platform.id)
+            where = platform.webhook_url or "nowhere"
+            emit(args, platform_view(platform), f"agent platform {platform.id}: order events to {where}")
+            return 0
+
+        return await with_platforms(run)
+
     async def revoke() -> int:
         async def run(platforms: Platforms, op) -> int:  # type: ignore[no-untyped-def]
             platform = await platforms.revoke(args.platform)
@@ -70,4 +83,6 @@ def agent_platforms(args: argparse.Namespace, settings: Settings) -> int:
 
         return await with_platforms(run)
 
-    return run_action(args, {"create": create, "list": listed, "revoke": revoke}[args.action])
+    return run_action(
+        args, {"create": create, "list": listed, "webhook": webhook, "revoke": revoke}[args.action]
+    )

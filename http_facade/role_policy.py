@@ -144,6 +144,7 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
     ("GET", "/admin/platform/leads"): PLATFORM,
     ("GET", "/admin/platform/agent-platforms"): PLATFORM,
     ("POST", "/admin/platform/agent-platforms"): PLATFORM,
+    ("PATCH", "/admin/platform/agent-platforms/{platform_id}"): PLATFORM,
     ("DELETE", "/admin/platform/agent-platforms/{platform_id}"): PLATFORM,
     ("GET", "/admin/platform/agent-orders"): PLATFORM,
     ("PATCH", "/admin/platform/agent-orders/{order_id}"): PLATFORM,
@@ -267,6 +268,11 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
     ("POST", "/app/tenants"): PLATFORM,
     ("GET", "/app/leads"): PLATFORM,
     ("GET", "/app/agent-commerce"): PLATFORM,
+    ("POST", "/app/agent-commerce/platforms"): PLATFORM,
+    ("POST", "/app/agent-commerce/platforms/{platform_id}/revoke"): PLATFORM,
+    ("POST", "/app/agent-commerce/platforms/{platform_id}/webhook"): PLATFORM,
+    ("POST", "/app/agent-commerce/orders/{order_id}/status"): PLATFORM,
+    ("POST", "/app/agent-commerce/orders/{order_id}/refund"): PLATFORM,
 }
 # fmt: on
 

@@ -1,8 +1,10 @@
 """The five tools of the ACP MCP binding (docs/mcp-binding.md of the spec, version 2026-04-17):
 ``{meta, id?, payload?}`` in, the ``CheckoutSession`` out. They run the same ``AcpProtocol`` as the
 REST routes (agent_server/commerce/protocol.py) for the agent platform whose credential the caller
-presents (``Authorization: Bearer`` on /api/mcp.php or /api/tools/call). Failures carry the spec's
-``Error`` object: as JSON-RPC error ``-32000`` with it in ``data`` over MCP (``AcpFailure``)."""
+presents (``Authorization: Bearer`` on /api/mcp.php or /api/tools/call), or, on /api/mcp.php, for the
+organisation of an OAuth access token with the ``commerce:checkout`` scope (its own platform,
+``Platforms.for_organisation``). Failures carry the spec's ``Error`` object: as JSON-RPC error
+``-32000`` with it in ``data`` over MCP (``AcpFailure``)."""
 
 from __future__ import annotations
 
@@ -12,11 +14,14 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from agent_server.capabilities.context import ToolContext
 from agent_server.capabilities.registry import tool
+from agent_server.commerce.platforms import COMMERCE_SCOPE
 from agent_server.commerce.protocol import Answer, Meta, acp_error, inlined
-from agent_server.commerce.wiring import commerce_of
-from agent_server.foundation.errors import AgentError
+from agent_server.commerce.tables import AgentPlatform
+from agent_server.commerce.wiring import Commerce, commerce_of
+from agent_server.foundation.errors import AgentError, PermissionDenied
 from agent_server.foundation.request_context import AUTHORIZATION
 from agent_server.mcp import exchange
+from agent_server.mcp.tenant_tools import CALLER
 
 
 class AcpFailure(AgentError):
@@ -93,12 +98,24 @@ def authorization() -> str | None:
     return AUTHORIZATION.get()
 
 
+async def buyer(commerce: Commerce) -> AgentPlatform:
+    """Who buys: the organisation of an OAuth access token (only /api/mcp.php sets ``CALLER``, after
+    checking the token; without the scope it answered 403 already), else the agent platform whose
+    credential is the request's bearer."""
+    caller = CALLER.get()
+    if caller.tenant_id is None:
+        return await commerce.platforms.authenticate(authorization())
+    if COMMERCE_SCOPE not in caller.scopes:
+        raise PermissionDenied(f"Buying needs the scope {COMMERCE_SCOPE}.", code="insufficient_scope")
+    return await commerce.platforms.for_organisation(caller.tenant_id)
+
+
 async def _call(
     ctx: ToolContext, operation: str, meta: AcpMeta, session_id: str | None, payload: Any
 ) -> dict[str, Any]:
     commerce = commerce_of(ctx.services)
     try:
-        platform = await commerce.platforms.authenticate(authorization())
+        platform = await buyer(commerce)
     except AgentError as exc:
         raise AcpFailure(acp_error(exc)) from None
     answer = await commerce.protocol.call(
@@ -119,14 +136,15 @@ async def create_checkout_session(
     ctx: ToolContext, meta: AcpMeta, payload: CreatePayload
 ) -> CheckoutSessionResult:
     """Start buying trainings, fixed-fee consulting packages or hardware (ACP): line_items are
-    catalogue ids (one unit each), currency as the catalogue's. Needs an agent platform's credential."""
+    catalogue ids (one unit each), currency as the catalogue's. Needs an agent platform's credential
+    or the commerce:checkout scope."""
     return CheckoutSessionResult(**await _call(ctx, "create", meta, None, payload))
 
 
 @tool(title="Get a checkout session (ACP)", tags=("commerce",))
 async def get_checkout_session(ctx: ToolContext, meta: AcpMeta, id: SessionId) -> CheckoutSessionResult:
     """The current state of a checkout session (ACP), with its order once completed. Needs an agent
-    platform's credential."""
+    platform's credential or the commerce:checkout scope."""
     return CheckoutSessionResult(**await _call(ctx, "get", meta, id, None))
 
 
@@ -135,7 +153,7 @@ async def update_checkout_session(
     ctx: ToolContext, meta: AcpMeta, id: SessionId, payload: UpdatePayload
 ) -> CheckoutSessionResult:
     """Change a checkout session's items, buyer, fulfillment details or selected fulfillment option
-    (ACP). Needs an agent platform's credential."""
+    (ACP). Needs an agent platform's credential or the commerce:checkout scope."""
     return CheckoutSessionResult(**await _call(ctx, "update", meta, id, payload))
 
 
@@ -144,7 +162,7 @@ async def complete_checkout_session(
     ctx: ToolContext, meta: AcpMeta, id: SessionId, payload: CompletePayload
 ) -> CheckoutSessionWithOrderResult:
     """Pay a checkout session with a delegated payment token and place the order (ACP). Needs an
-    agent platform's credential."""
+    agent platform's credential or the commerce:checkout scope."""
     return CheckoutSessionWithOrderResult(**await _call(ctx, "complete", meta, id, payload))
 
 
@@ -156,7 +174,7 @@ async def cancel_checkout_session(
     payload: CancelPayload = None,  # type: ignore[assignment]
 ) -> CheckoutSessionResult:
     """Cancel an open checkout session, optionally saying why in intent_trace (ACP). Needs an agent
-    platform's credential."""
+    platform's credential or the commerce:checkout scope."""
     return CheckoutSessionResult(**await _call(ctx, "cancel", meta, id, payload))
 
 

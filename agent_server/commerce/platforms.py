@@ -24,6 +24,10 @@ from agent_server.webhooks.tables import WebhookRecord
 from agent_server.webhooks.url_guard import UrlGuard
 
 CREDENTIAL_PREFIX = "acp_"
+# An OAuth access token with this scope may use the ACP tools on /api/mcp.php for its organisation; the
+# organisation buys as a platform of its own (``Platforms.for_organisation``).
+COMMERCE_SCOPE = "commerce:checkout"
+ORGANISATION_PREFIX = "plat_org_"
 CREDENTIAL_ONCE = (
     "This is the only time the credential and signing secret are shown; only a digest is stored."
 )
@@ -40,12 +44,21 @@ class NewPlatform:
     signing_secret: str
 
 
+def organisation_platform_id(tenant_id: str) -> str:
+    """The id of an organisation's own platform: fixed by the tenant (so its first purchases cannot
+    make two), hashed to fit the column whatever the tenant id's length."""
+    return ORGANISATION_PREFIX + hashlib.sha256(tenant_id.encode()).hexdigest()[:24]
+
+
 def platform_view(platform: AgentPlatform) -> dict[str, Any]:
+    own = platform.id.startswith(ORGANISATION_PREFIX)
     return {
         "id": platform.id,
         "object": "agent_platform",
         "name": platform.name,
-        "credential": f"{CREDENTIAL_PREFIX}…{platform.credential_hint}",
+        "credential": f"OAuth tokens ({COMMERCE_SCOPE})"
+        if own
+        else f"{CREDENTIAL_PREFIX}…{platform.credential_hint}",
         "webhook_url": platform.webhook_url,
         "status": "revoked" if platform.revoked_at else "active",
         "created_at": iso(platform.created_at),
@@ -112,6 +125,58 @@ class Platforms:
                     session.add(hook)
             platform = stored
         return platform
+
+    async def set_webhook_url(self, id_or_name: str, webhook_url: str | None) -> AgentPlatform:
+        """Send the platform's order events to ``webhook_url`` from now on (pending deliveries too),
+        or to nowhere (``None``); its signing secret stays. A revoked platform cannot be changed."""
+        if webhook_url:
+            self.guard.parse(webhook_url)
+        platform = await self.get(id_or_name)
+        async with self.db.session() as session:
+            stored = await session.get(AgentPlatform, platform.id)
+            assert stored is not None
+            if stored.revoked_at is not None:
+                raise Conflict("This platform is revoked; add a new one.", code="platform_revoked")
+            stored.webhook_url = webhook_url or None
+            session.add(stored)
+            hook = await session.get(WebhookRecord, endpoint_id(stored.id))
+            if hook is None and stored.webhook_url:
+                session.add(endpoint_for(stored))
+            elif hook is not None:
+                hook.url = stored.webhook_url or hook.url  # kept for the delivery log's sake
+                hook.enabled = stored.webhook_url is not None
+                hook.disabled_reason = None if hook.enabled else "no webhook URL"
+                session.add(hook)
+        return stored
+
+    async def for_organisation(self, tenant_id: str) -> AgentPlatform:
+        """The platform an organisation's OAuth callers (``commerce:checkout``) buy as: made at their
+        first call, without a webhook and without a usable credential (none is ever shown). Its
+        sessions and orders are the organisation's alone; revoking it stops those callers (401)."""
+        platform_id = organisation_platform_id(tenant_id)
+        async with self.db.session() as session:
+            found = await session.get(AgentPlatform, platform_id)
+        if found is None:
+            found = AgentPlatform(
+                id=platform_id,
+                name=f"OAuth callers of {tenant_id}",
+                credential_digest=credential_digest(secrets.token_urlsafe(32)),  # nobody holds it
+                credential_hint="",
+                signing_secret_encrypted=self.box.encrypt(new_secret()),
+                created_at=utc(self.clock.now()),
+            )
+            try:
+                async with self.db.session() as session:
+                    session.add(found)
+            except IntegrityError:  # another request of the organisation made it first
+                found = await self.get(platform_id)
+        if found.revoked_at is not None:
+            raise AuthFailed(
+                "The platform administrator stopped purchases by this organisation's OAuth tokens.",
+                code="invalid_credential",
+                param="Authorization",
+            )
+        return found
 
     async def authenticate(self, authorization: str | None) -> AgentPlatform:
         """The platform of ``Authorization: Bearer <credential>``; 401 when missing, unknown or revoked."""

@@ -20,7 +20,7 @@ from agent_server.foundation.ids import new_id
 from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import unix
 from agent_server.oauth.bridge import run
-from agent_server.oauth.models import Token, digest
+from agent_server.oauth.models import DEFAULT_SCOPES, Token, digest
 from agent_server.oauth.server import SCOPES
 from agent_server.oauth.tables import OAuthClient
 
@@ -109,7 +109,7 @@ class Registration(ClientRegistrationEndpoint):
             name: metadata[name] for name in KEPT if name in metadata
         }  # the answer shows what is kept
         metadata["scope"] = " ".join(
-            s for s in (metadata.get("scope") or " ".join(SCOPES)).split() if s in SCOPES
+            s for s in (metadata.get("scope") or " ".join(DEFAULT_SCOPES)).split() if s in SCOPES
         )
         return metadata
 

@@ -21,6 +21,7 @@ from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import ValidationFailed
 from agent_server.foundation.timeutil import utc
 from agent_server.oauth.endpoints import GRANT_TYPES, redirect_problem
+from agent_server.oauth.models import DEFAULT_SCOPES
 from agent_server.oauth.server import SCOPES
 from agent_server.oauth.store import OAuthStore
 from agent_server.oauth.tables import OAuthClient
@@ -91,7 +92,7 @@ def _client_of(url: str, document: Any, now: Any) -> OAuthClient | None:
         or "authorization_code" not in grants
     ):
         return None
-    scope = document.get("scope") if isinstance(document.get("scope"), str) else " ".join(SCOPES)
+    scope = document.get("scope") if isinstance(document.get("scope"), str) else " ".join(DEFAULT_SCOPES)
     name = document.get("client_name") if isinstance(document.get("client_name"), str) else url
     return OAuthClient(
         client_id=url,

@@ -11,8 +11,14 @@ from authlib.oauth2.rfc6749.util import list_to_scope, scope_to_list
 
 from agent_server.oauth.tables import OAuthClient, OAuthCode, OAuthToken
 
-# What a client may ask for: the gateway's scopes (never admin), and those of the tenant's MCP tools.
-SCOPES = ("chat", "embeddings", "files", "models", "usage:read", "keys:read", "keys:write", "logs:read")
+# What a client may ask for: the gateway's scopes (never admin), those of the tenant's MCP tools, and
+# commerce:checkout (the ACP tools on /api/mcp.php for the organisation; docs/agentic-commerce.md).
+SCOPES = (
+    "chat", "embeddings", "files", "models", "usage:read", "keys:read", "keys:write", "logs:read",
+    "commerce:checkout",
+)  # fmt: skip
+# A client that names no scope gets these: buying on the person's behalf is asked for by name only.
+DEFAULT_SCOPES = tuple(scope for scope in SCOPES if scope != "commerce:checkout")
 
 
 def digest(secret: str) -> str:

@@ -38,6 +38,8 @@ SCOPE_TEXT = {
     "keys:read": "list your organisation's API keys (never their secrets)",
     "keys:write": "create API keys for your organisation, with scopes it holds itself",
     "logs:read": "read your organisation's request log",
+    "commerce:checkout": "buy from the catalogue on your behalf (trainings, consulting packages, hardware), "
+    "paying with a payment token you give it; the orders are your organisation's",
 }
 
 

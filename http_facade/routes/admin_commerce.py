@@ -29,6 +29,14 @@ class PlatformCreate(BaseModel):
     )
 
 
+class PlatformUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    webhook_url: str | None = Field(
+        max_length=2048, description="Where order events are sent from now on (https); null: nowhere."
+    )
+
+
 class OrderMove(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -81,6 +89,23 @@ async def create_platform(body: PlatformCreate, actor: PlatformDep, request: Req
         "signing_secret": made.signing_secret,
         "note": CREDENTIAL_ONCE,
     }
+
+
+@router.patch(
+    PLATFORMS + "/{platform_id}",
+    summary="Change where an agent platform's order events are sent (platform:admin)",
+)
+async def update_platform(
+    platform_id: str, body: PlatformUpdate, actor: PlatformDep, request: Request
+) -> dict[str, Any]:
+    platform = await commerce(request).platforms.set_webhook_url(platform_id, body.webhook_url)
+    audit_note(
+        request,
+        action="platform.agent_platform.update",
+        target=platform.id,
+        details={"webhook": platform.webhook_url is not None},
+    )
+    return platform_view(platform)
 
 
 @router.delete(

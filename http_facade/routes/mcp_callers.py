@@ -6,7 +6,9 @@ credential (an agent platform's, for the commerce tools) is left to the tools th
   challenge naming the scope it needs, which is what starts an MCP client's OAuth flow.
 - A token that is not live (expired, revoked, for another resource, its person gone): HTTP 401.
 - A live token calling a tenant tool whose scope it lacks: HTTP 403 ``insufficient_scope`` naming
-  the scope, so the client can ask the person for more (a step-up).
+  the scope, so the client can ask the person for more (a step-up). The same for the ACP tools
+  (tools/commerce.py) without ``commerce:checkout``: with it they buy for the token's organisation;
+  without a token they take an agent platform's credential, so no OAuth challenge is sent.
 - A live token: the caller, for the SDK's handlers (``CALLER``); such requests skip the fast path
   and the stateful sessions, so each request is answered for the token it carries.
 """
@@ -20,12 +22,16 @@ from dataclasses import dataclass
 from starlette.types import Receive, Scope, Send
 
 from agent_server.capabilities.context import Principal
+from agent_server.commerce.platforms import COMMERCE_SCOPE
 from agent_server.mcp.tenant_tools import TenantTools
 from agent_server.oauth.server import ACCESS_PREFIX
 from http_facade.routes.mcp_transport import read_body
+from tools.commerce import ACP_TOOLS
 from wellknown.oauth import bearer_challenge
 
 Resolve = Callable[[str], Awaitable[Principal | None]]
+# Public tools an OAuth token may call only with a scope (an agent platform's credential needs none).
+TOKEN_SCOPES = {tool.__name__: COMMERCE_SCOPE for tool in ACP_TOOLS}
 
 
 @dataclass
@@ -71,7 +77,7 @@ class MCPCallers:
                 return Decision(None, receive, refused=True)
             body, receive = await read_body(receive)
             name = _tool_called(body)
-            needed = self.tenant.scope_of(name) if name is not None else None
+            needed = (self.tenant.scope_of(name) or TOKEN_SCOPES.get(name)) if name is not None else None
             if needed and needed not in caller.scopes:  # RFC 6750 3.1: the client may ask for more
                 await self._unauthorized(send, f"The tool {name} needs the scope {needed}.", needed, 403)
                 return Decision(None, receive, refused=True)

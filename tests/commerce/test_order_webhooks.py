@@ -103,3 +103,49 @@ async def test_order_events_reach_the_platform_signed(world: World, receiver: Re
     listed = (await c.get("/admin/platform/agent-orders", headers=auth)).json()["data"]
     assert [o["id"] for o in listed] == [order["id"]] and listed[0]["status"] == "completed"
     assert BASE_URL in order["permalink_url"]
+
+
+async def test_the_webhook_url_is_changed_and_removed_by_the_admin(world: World, receiver: Receiver) -> None:  # noqa: F811
+    c, auth = world.client, world.auth("platform")
+    made = (
+        await c.post("/admin/platform/agent-platforms", json={"name": "Later hooked"}, headers=auth)
+    ).json()
+    shop = Shop(world.app, c, world.clock, made["credential"], made["id"], made["signing_secret"])
+    orders = []
+    for _ in range(2):
+        session = await shop.create()
+        done = await shop.post(f"/checkout_sessions/{session['id']}/complete", payment())
+        assert done.status_code == 200, done.text
+        orders.append(done.json()["order"]["id"])
+    worker = admin_services(world.app.state.services).worker
+    assert await worker.tick() == 0  # no address yet: no order events
+
+    path = f"/admin/platform/agent-platforms/{made['id']}"
+    changed = await c.patch(path, json={"webhook_url": receiver.url}, headers=auth)
+    assert changed.status_code == 200 and changed.json()["webhook_url"] == receiver.url
+    moved = await c.patch(
+        f"/admin/platform/agent-orders/{orders[0]}", json={"status": "completed"}, headers=auth
+    )
+    assert moved.status_code == 200
+    assert await worker.tick() == 1
+    [update] = receiver.requests
+    verify(made["signing_secret"], update.headers, update.body)  # signed with the same secret
+    assert json.loads(update.body)["data"]["id"] == orders[0]
+
+    removed = await c.patch(path, json={"webhook_url": None}, headers=auth)
+    assert removed.status_code == 200 and removed.json()["webhook_url"] is None
+    await c.patch(f"/admin/platform/agent-orders/{orders[1]}", json={"status": "canceled"}, headers=auth)
+    assert await worker.tick() == 0 and len(receiver.requests) == 1
+
+    refused = await c.patch(path, json={"webhook_url": "ftp://x.example/"}, headers=auth)
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "url_refused"
+    extra = await c.patch(path, json={"webhook_url": None, "name": "x"}, headers=auth)
+    assert extra.status_code == 400
+    member = await c.patch(path, json={"webhook_url": None}, headers=world.auth("a_admin"))
+    assert member.status_code == 403
+    assert (
+        await c.patch("/admin/platform/agent-platforms/plat_nobody", json={"webhook_url": None}, headers=auth)
+    ).status_code == 404
+    await c.delete(path, headers=auth)
+    revoked = await c.patch(path, json={"webhook_url": receiver.url}, headers=auth)
+    assert revoked.status_code == 409 and revoked.json()["error"]["code"] == "platform_revoked"

@@ -1,5 +1,6 @@
 """Agent platforms: made by the platform administrator (CLI and admin API), credential and signing
-secret shown once and stored as a digest / encrypted, unknown or revoked credentials refused (401)."""
+secret shown once and stored as a digest / encrypted, their webhook URL changed, unknown or revoked
+credentials refused (401)."""
 
 from __future__ import annotations
 
@@ -90,6 +91,12 @@ def test_the_cli_makes_a_platform_whose_credential_works(
             return (await create_session(client, made["credential"], key)).status_code
 
     assert asyncio.run(use("a")) == 201
+    hook = ["agent-platforms", "webhook", "CLI assistant", "--url", "https://cli.example/acp", "--json"]
+    assert main(hook) == 0
+    assert json.loads(capsys.readouterr().out)["webhook_url"] == "https://cli.example/acp"
+    assert main(["agent-platforms", "webhook", "CLI assistant", "--url", "ftp://cli.example/"]) == 1
+    assert main(["agent-platforms", "webhook", made["id"], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["webhook_url"] is None
     assert main(["agent-platforms", "revoke", "CLI assistant", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "revoked"
     assert asyncio.run(use("b")) == 401

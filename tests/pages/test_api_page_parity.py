@@ -14,6 +14,10 @@ map to the page that shows it (``GET /admin/webhooks/{webhook_id}/deliveries`` t
 ``NO_PAGE_YET`` lists, with the reason, the routes that have no page on purpose for now; it may only
 shrink. The test fails naming every tenant-callable route in neither, every map entry whose page route
 does not exist, and every entry of either that is no longer a route.
+
+The platform administrator's routes (``platform_actor``) have the same rule in
+``PLATFORM_API_TO_PAGE`` and ``PLATFORM_NO_PAGE_YET``: the platform pages (tenants, LLM routing,
+discovery calls, agent commerce) call the same functions.
 """
 
 from __future__ import annotations
@@ -191,3 +195,66 @@ def test_every_tenant_admin_route_has_its_dashboard_page() -> None:
     assert not stale, "entries that are no tenant admin route (any more):\n" + "\n".join(stale)
     both = sorted(str(key) for key in set(API_TO_PAGE) & set(NO_PAGE_YET))
     assert not both, f"routes with a page that are still listed in NO_PAGE_YET: {both}"
+
+
+# The platform administrator's routes (``platform_actor``) and the platform pages that do the same.
+PLATFORM_API_TO_PAGE: dict[Route, Route] = {
+    ("GET", "/admin/platform/tenants"): ("GET", "/app/tenants"),
+    ("POST", "/admin/platform/tenants"): ("POST", "/app/tenants"),
+    ("GET", "/admin/platform/leads"): ("GET", "/app/leads"),
+    ("GET", "/admin/llm-routing/"): ("GET", "/app/routing"),
+    ("PATCH", "/admin/llm-routing/"): ("POST", "/app/routing"),
+    # Agentic commerce (docs/agentic-commerce.md)
+    ("GET", "/admin/platform/agent-platforms"): ("GET", "/app/agent-commerce"),
+    ("POST", "/admin/platform/agent-platforms"): ("POST", "/app/agent-commerce/platforms"),
+    ("DELETE", "/admin/platform/agent-platforms/{platform_id}"): (
+        "POST",
+        "/app/agent-commerce/platforms/{platform_id}/revoke",
+    ),
+    ("PATCH", "/admin/platform/agent-platforms/{platform_id}"): (
+        "POST",
+        "/app/agent-commerce/platforms/{platform_id}/webhook",
+    ),
+    ("GET", "/admin/platform/agent-orders"): ("GET", "/app/agent-commerce"),
+    ("PATCH", "/admin/platform/agent-orders/{order_id}"): (
+        "POST",
+        "/app/agent-commerce/orders/{order_id}/status",
+    ),
+    ("POST", "/admin/platform/agent-orders/{order_id}/refund"): (
+        "POST",
+        "/app/agent-commerce/orders/{order_id}/refund",
+    ),
+}
+PLATFORM_NO_PAGE_YET: dict[Route, str] = {
+    (
+        "PATCH",
+        "/admin/platform/tenants/{tenant_id}",
+    ): "changing a tenant: the tenants page lists and creates only",
+    ("DELETE", "/admin/llm-routing/"): "resetting the routing table to the configured one: no page yet",
+    ("GET", "/admin/csp-report/aggregate"): "the CSP report aggregate: no page shows it yet",
+}
+
+
+def platform_callable(application: FastAPI) -> set[Route]:
+    return {
+        key for key, route in routes(application, "/admin").items() if PLATFORM_ADMIN in dependencies(route)
+    }
+
+
+def test_every_platform_admin_route_has_its_dashboard_page() -> None:
+    application = app()
+    platform_routes = platform_callable(application)
+    assert ("POST", "/admin/platform/agent-platforms") in platform_routes  # the rule still finds them
+    missing = sorted(platform_routes - set(PLATFORM_API_TO_PAGE) - set(PLATFORM_NO_PAGE_YET))
+    assert not missing, "platform admin routes without a dashboard page:\n" + "\n".join(map(str, missing))
+    pages = routes(application, "/app")
+    no_page = sorted(f"{api} -> {page}" for api, page in PLATFORM_API_TO_PAGE.items() if page not in pages)
+    assert not no_page, "PLATFORM_API_TO_PAGE names dashboard routes that do not exist:\n" + "\n".join(
+        no_page
+    )
+    stale = sorted(
+        str(key) for key in (*PLATFORM_API_TO_PAGE, *PLATFORM_NO_PAGE_YET) if key not in platform_routes
+    )
+    assert not stale, "entries that are no platform admin route (any more):\n" + "\n".join(stale)
+    both = sorted(str(key) for key in set(PLATFORM_API_TO_PAGE) & set(PLATFORM_NO_PAGE_YET))
+    assert not both, f"routes with a page that are still listed in PLATFORM_NO_PAGE_YET: {both}"

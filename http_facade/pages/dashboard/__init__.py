@@ -11,6 +11,7 @@ from fastapi import APIRouter
 from http_facade.pages.dashboard import (
     account,
     agent_commerce,
+    agent_commerce_forms,
     audit_log,
     auth,
     batches,
@@ -42,7 +43,7 @@ AREA_ROUTERS: tuple[APIRouter, ...] = tuple(
     area.router
     for area in (auth, register, password, overview, keys, usage, logs, batches, webhooks, webhook_manage, playground, routing,
                  audit_log, passkeys, sso, sso_domains, sso_enforcement, byok, billing, tenants, members, account, invitation, leads,
-                 agent_commerce, oauth_consent, connected_apps)
+                 agent_commerce, agent_commerce_forms, oauth_consent, connected_apps)
 )  # fmt: skip
 DASHBOARD_ROUTER = APIRouter()
 for _router in AREA_ROUTERS:
