@@ -42,6 +42,8 @@ BOTH = b"application/json, text/event-stream"
 _VERSION_HEADER = (b"mcp-version", MCP_PROTOCOL_VERSION.encode())
 _JSON = b"application/json"
 SESSION_HEADER = b"mcp-session-id"
+MAX_REMEMBERED_HOSTS = 256
+_UNDECIDED = object()
 VERSION_HEADER = b"mcp-protocol-version"
 
 
@@ -78,6 +80,8 @@ class HostGuard:
     def __init__(self, security: TransportSecuritySettings) -> None:
         self.hosts = [h.lower() for h in security.allowed_hosts]
         self.origins = [o.lower().rstrip("/") for o in security.allowed_origins]
+        # The decision per (Host, Origin) as sent: the lists are fixed, so it never changes.
+        self._decided: dict[tuple[str, str], tuple[int, str] | None] = {}
 
     @staticmethod
     def _allowed(value: str, patterns: list[str]) -> bool:
@@ -87,10 +91,20 @@ class HostGuard:
         )
 
     def refusal(self, scope: Scope) -> tuple[int, str] | None:
-        host = _header(scope, b"host").strip().lower()
+        host, origin = _header(scope, b"host"), _header(scope, b"origin")
+        key = (host, origin)
+        known = self._decided.get(key, _UNDECIDED)
+        if known is _UNDECIDED:
+            known = self._refusal(host, origin)
+            if len(self._decided) < MAX_REMEMBERED_HOSTS:  # a few values in practice; bounded anyway
+                self._decided[key] = known
+        return known
+
+    def _refusal(self, host: str, origin: str) -> tuple[int, str] | None:
+        host = host.strip().lower()
         if not host or not self._allowed(host, self.hosts):
             return 421, f"Host '{host}' is not served here (DNS-rebinding protection)."
-        origin = _header(scope, b"origin").strip().lower().rstrip("/")
+        origin = origin.strip().lower().rstrip("/")
         if origin and not self._allowed(origin, self.origins):
             return 403, f"Origin '{origin}' is not allowed to call this MCP server."
         return None
@@ -202,7 +216,8 @@ class MCPEndpoint:
         accepts_sse = "text/event-stream" in accept
         sse_only = accepts_sse and "application/json" not in accept and "*/*" not in accept
         if self.fast_path is not None and not sse_only and not for_caller:  # hot stateless JSON (mcp_fast.py)
-            replay = await self.fast_path.try_answer(scope, receive, send_with_version)
+            # the gate's answer carries MCP-Version itself: one send wrapper less on the hot path
+            replay = await self.fast_path.try_answer(scope, receive, send)
             if replay is None:
                 return
             receive = replay

@@ -14,9 +14,10 @@ from starlette.types import Message, Receive, Scope, Send
 
 from agent_server.foundation.settings import Settings
 from agent_server.mcp.fast import MCPFastPath
-from agent_server.mcp.server import RegistryMCPServer
+from agent_server.mcp.server import MCP_PROTOCOL_VERSION, RegistryMCPServer
 
 log = logging.getLogger("agentgate.mcp")
+VERSION_HEADER = (b"mcp-version", MCP_PROTOCOL_VERSION.encode())
 
 
 class FastPathGate:
@@ -40,9 +41,8 @@ class FastPathGate:
                 answer = await self.fast.answer(scope["headers"], body)
                 if answer is not None:
                     self.served += 1
-                    await send(
-                        {"type": "http.response.start", "status": answer.status, "headers": answer.headers}
-                    )
+                    headers = [*answer.headers, VERSION_HEADER]  # as MCPEndpoint's send_with_version
+                    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
                     await send({"type": "http.response.body", "body": answer.body})
                     return None
                 break

@@ -174,3 +174,34 @@ async def test_modern_requests_of_every_kind_are_identical(
     result = answer.json()["result"]
     assert answer.status == 200 and result["resultType"] == "complete" and answer.json()["id"] == 7
     assert "mcp-version" in dict(answer.headers)  # the endpoint's own header line rides the fast answer too
+
+
+async def test_kept_answers_are_the_sdks_and_each_call_gets_its_own(sdk: Side, fast: Side) -> None:
+    """Serialised answers are kept by their text (agent_server/mcp/fast.py, ``_answer_key``): calls
+    that alternate between answers, repeat them and change their id still get the SDK's bytes."""
+    cities = ["Paris", "Berlin", "Paris", "Zürich", "Berlin", "Paris"]
+    seen: dict[str, bytes] = {}
+    places: dict[str, str] = {}
+    for n, city in enumerate(cities):
+        for era in ERAS:
+            params = {"name": "get_weather", "arguments": {"location": city}}
+            answer = await both(sdk, fast, *mcp_request(era, "tools/call", params, id_=n))
+            assert answer.json()["id"] == n
+            place = answer.json()["result"]["structuredContent"]["location"]
+            assert places.setdefault(city, place) == place
+            result = answer.body[answer.body.index(b'"result"') :]
+            assert seen.setdefault(f"{era}-{city}", result) == result  # the same answer, the same bytes
+    assert len(set(places.values())) == 3  # three places, each its own answer
+
+
+async def test_the_kept_answers_are_bounded(fast: Side) -> None:
+    from agent_server.mcp.fast import MAX_ANSWERS
+
+    gate = fast.gate
+    assert gate is not None
+    for n in range(MAX_ANSWERS + 20):
+        body, headers = mcp_request(
+            MODERN, "tools/call", {"name": "faq_lookup", "arguments": {"query": f"q{n}"}}
+        )
+        assert (await fast.post(body, headers)).status == 200
+    assert 0 < len(gate.fast._answers) <= MAX_ANSWERS
