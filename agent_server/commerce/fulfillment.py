@@ -79,6 +79,14 @@ def check_selection(chosen: list[dict[str, Any]], lines: list[dict[str, Any]]) -
             )
 
 
+def destination_country(cart: dict[str, Any]) -> str | None:
+    """Where the goods go, for VAT: the fulfillment address's country (ISO 3166-1 alpha-2). ACP carries
+    no buyer or billing address before payment, so a cart without one has no destination yet."""
+    address = (cart.get("fulfillment_details") or {}).get("address") or {}
+    country = str(address.get("country") or "").strip().upper()
+    return country or None
+
+
 def buyer_email(cart: dict[str, Any]) -> str | None:
     """Where the confirmation goes: the buyer's address, else the fulfillment contact's."""
     return (cart.get("buyer") or {}).get("email") or (cart.get("fulfillment_details") or {}).get("email")

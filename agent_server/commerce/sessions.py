@@ -122,7 +122,7 @@ class CheckoutSessions:
                 code="requires_3ds",
                 param="$.authentication_result",
             )
-        lines = self.offer().line_items(cart["items"])
+        lines = self.offer().lines(cart)
         for param, text in missing(cart, lines):
             raise ValidationFailed(text, code="missing", param=param)
         email = buyer_email(cart) or ""
@@ -183,7 +183,7 @@ class CheckoutSessions:
 
     def _check_selection(self, body: dict[str, Any], cart: dict[str, Any]) -> list[dict[str, Any]]:
         """The cart's lines, after checking the selected fulfillment options against them."""
-        lines = self.offer().line_items(cart["items"])
+        lines = self.offer().lines(cart)
         check_selection(body.get("selected_fulfillment_options") or [], lines)
         return lines
 
@@ -208,7 +208,7 @@ class CheckoutSessions:
         cart = record.cart
         charge = await self.payments.find(f"{record.id}:{cart.get('attempts', 0)}")
         if charge is not None and charge.outcome == "succeeded":
-            lines = self.offer().line_items(cart["items"])
+            lines = self.offer().lines(cart)
             try:
                 await self.orders.create(
                     record, buyer_email(cart) or "", lines, self.payments.provider, charge.ref
@@ -218,7 +218,7 @@ class CheckoutSessions:
             return record
         try:
             return await self._move(
-                record, _open_status(cart, self.offer().line_items(cart["items"])), cart, expect=record.status
+                record, _open_status(cart, self.offer().lines(cart)), cart, expect=record.status
             )
         except Conflict:  # another request recovered it first
             return record

@@ -38,6 +38,11 @@ class TaxRate(_Strict):
     name: str = Field(min_length=1, description="as the buyer reads it, e.g. 'VAT (Germany)'")
     rate: Decimal = Field(ge=0, lt=1, description="a fraction: 0.19 for 19 %")
 
+    @property
+    def percent(self) -> str:
+        """``0.19`` -> ``"19 %"``, ``0.255`` -> ``"25.5 %"``."""
+        return f"{(self.rate * 100).normalize():f} %"
+
 
 class TaxTable(_Strict):
     rates: list[TaxRate]
