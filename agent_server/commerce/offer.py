@@ -62,6 +62,10 @@ class Offer:
         self.quoted = set(book.quoted)
         self.tax = book.tax
         self.lead_weeks = {h.id: h.lead_time_weeks for h in pack.hardware}
+        # Packages that take the buyer's team's time: booked for a date range (booking.py).
+        self.booking_days = {
+            c.id: c.booking_days for c in pack.consulting if c.booking_days and c.id in self.items
+        }
         self.currencies = sorted({p.currency.lower() for p in self.items.values()})
 
     def cart_items(self, requested: list[dict[str, Any]], currency: str) -> list[dict[str, Any]]:

@@ -45,14 +45,12 @@ def vat_note(cart: dict[str, Any], rate: TaxRate | None) -> str:
 
 
 def messages(
-    record: CheckoutSessionRecord, lines: list[dict[str, Any]], offer: Offer
+    record: CheckoutSessionRecord, lines: list[dict[str, Any]], offer: Offer, now: datetime
 ) -> list[dict[str, Any]]:
     cart, found = record.cart, []
     if record.status in OPEN:
-        for param, text in missing(cart, lines):
-            found.append(
-                message("error", text, code="missing", param=param, resolution="requires_buyer_input")
-            )
+        for code, param, text in missing(cart, lines, offer.booking_days, now):
+            found.append(message("error", text, code=code, param=param, resolution="requires_buyer_input"))
     if cart.get("declined") and record.status == "ready_for_payment":
         found.append(
             message(
@@ -76,6 +74,8 @@ def session_view(
     handlers: list[dict[str, Any]],
     links: list[dict[str, Any]],
     order: dict[str, Any] | None = None,
+    *,
+    now: datetime,
 ) -> dict[str, Any]:
     cart = record.cart
     lines = offer.lines(cart)
@@ -86,10 +86,12 @@ def session_view(
         "status": record.status,
         "currency": record.currency,
         "line_items": lines,
-        "fulfillment_options": options(lines, offer.lead_weeks, _aware(record.created_at)),
-        "selected_fulfillment_options": selected(lines),
+        "fulfillment_options": options(
+            lines, offer.lead_weeks, _aware(record.created_at), cart=cart, booked=offer.booking_days, now=now
+        ),
+        "selected_fulfillment_options": selected(lines, cart, offer.booking_days),
         "totals": offer.totals(lines, record.currency, offer.tax_rate(cart)),
-        "messages": messages(record, lines, offer),
+        "messages": messages(record, lines, offer, now),
         "links": links,
         "created_at": iso(record.created_at),
         "updated_at": iso(record.updated_at),
@@ -115,6 +117,8 @@ def order_line(line: dict[str, Any]) -> dict[str, Any]:
     kept = {k: line[k] for k in ("id", "name", "product_id", "unit_amount", "quantity")}
     tax = next((entry for entry in line["totals"] if entry["type"] == "tax"), None)
     kept["tax"] = None if tax is None else {"display_text": tax["display_text"], **tax["breakdown"][0]}
+    if "booking" in line:  # {start, end, days, option_id} of a booked consulting package
+        kept["booking"] = line["booking"]
     return kept
 
 
@@ -158,6 +162,7 @@ def order_view(order: CommerceOrderRecord, permalink: str) -> dict[str, Any]:
                 "unit_price": line["unit_amount"],
                 "subtotal": subtotal,
                 "totals": totals,
+                **({"description": _booked_text(line["booking"])} if line.get("booking") else {}),
                 "status": "fulfilled"
                 if fulfilled
                 else ("removed" if order.status == "canceled" else "processing"),
@@ -190,7 +195,30 @@ def order_view(order: CommerceOrderRecord, permalink: str) -> dict[str, Any]:
             ),
         ],
         **({"adjustments": [_refund(order)]} if order.refund_ref else {}),
+        **({"fulfillments": booked} if (booked := _bookings(order)) else {}),
     }
+
+
+def _booked_text(made: dict[str, Any]) -> str:
+    return f"Booked from {made['start']} to {made['end']} ({made['days']} working days)."
+
+
+def _bookings(order: CommerceOrderRecord) -> list[dict[str, Any]]:
+    """Each booked consulting package as a fulfillment whose estimated delivery is the booked range
+    (ACP's ``Fulfillment`` knows shipping, pickup and digital: the engagement's results are digital)."""
+    status = {"completed": "delivered", "canceled": "canceled"}.get(order.status, "pending")
+    return [
+        {
+            "id": f"ful_{line['id']}",
+            "type": "digital",
+            "status": status,
+            "line_items": [{"id": line["id"], "quantity": line["quantity"]}],
+            "estimated_delivery": {"earliest": line["booking"]["start"], "latest": line["booking"]["end"]},
+            "description": _booked_text(line["booking"]),
+        }
+        for line in order.lines
+        if line.get("booking")
+    ]
 
 
 def _refund(order: CommerceOrderRecord) -> dict[str, Any]:
