@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -129,7 +129,3 @@ def option(booking: Booking, name: str) -> dict[str, Any]:
         "delivery_window": booking.window(),
         "totals": [{"type": "total", "display_text": "Included", "amount": 0}],
     }
-
-
-def aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

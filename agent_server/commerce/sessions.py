@@ -97,6 +97,8 @@ class CheckoutSessions:
             cart["items"] = self.offer().cart_items(body["line_items"], record.currency)
             if not cart["items"]:
                 raise ValidationFailed("A session needs at least one item.", param="$.line_items")
+            kept = {entry["id"] for entry in cart["items"]}  # an item taken out loses its booking
+            cart["bookings"] = {k: v for k, v in (cart.get("bookings") or {}).items() if k in kept}
         cart.update({field: body[field] for field in CART_FIELDS if field in body})
         lines = self._check_selection(body, cart)
         cart.pop("declined", None)  # a changed cart is a fresh attempt

@@ -112,6 +112,11 @@ async def test_any_weekday_start_within_the_limits_is_accepted_and_spans_working
     [option] = [o for o in ready["fulfillment_options"] if o["id"].endswith(thursday.isoformat())]
     monday = thursday + timedelta(days=4)  # Thursday, Friday, then Monday: the weekend is skipped
     assert option["delivery_window"] == {"start": at(thursday, 9), "end": at(monday, 17)}
+    # Taking the package out drops its booking; put back, it needs a range again.
+    path = f"/checkout_sessions/{session['id']}"
+    assert (await shop.post(path, {"line_items": [{"id": TRAINING}]})).status_code == 200
+    back = (await shop.post(path, {"line_items": [{"id": BOOKED}]})).json()
+    assert back["status"] == "not_ready_for_payment" and errors(back)[0]["code"] == "missing"
 
 
 async def test_an_invalid_range_keeps_the_session_unpayable_with_a_clear_message(shop: Shop) -> None:
