@@ -152,8 +152,9 @@ async def get_checkout_session(ctx: ToolContext, meta: AcpMeta, id: SessionId) -
 async def update_checkout_session(
     ctx: ToolContext, meta: AcpMeta, id: SessionId, payload: UpdatePayload
 ) -> CheckoutSessionResult:
-    """Change a checkout session's items, buyer, fulfillment details or selected fulfillment option
-    (ACP). Needs an agent platform's credential or the commerce:checkout scope."""
+    """Change a checkout session's items, buyer, fulfillment details (the address sets the VAT) or
+    selected fulfillment options (a consulting package's booking date range is one of its
+    local_delivery options) (ACP). Needs an agent platform's credential or the commerce:checkout scope."""
     return CheckoutSessionResult(**await _call(ctx, "update", meta, id, payload))
 
 

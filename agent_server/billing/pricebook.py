@@ -71,6 +71,8 @@ class PriceBook:
         ]
         self.items = {item.id: item for item in items}
         self.quoted = {c.id for c in pack.consulting if not c.fixed_fee}
+        # VAT on top of these (net) prices, by destination country: the content pack's tax.yaml.
+        self.tax = pack.tax
         self.models = [
             Price(
                 f"model:{m.id}:{direction}_mtok", f"{m.name}, 1M {direction} tokens", amount, m.currency, None

@@ -10,9 +10,10 @@ from typing import Any
 from sqlalchemy import update
 from sqlmodel import col, select
 
+from agent_server.commerce.offer import Offer
 from agent_server.commerce.payment_types import DelegatedPayments
 from agent_server.commerce.tables import CheckoutSessionRecord, CommerceOrderRecord
-from agent_server.commerce.view import order_view
+from agent_server.commerce.view import order_line, order_view
 from agent_server.commerce.webhooks import OrderWebhooks
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import Conflict, NotFound
@@ -49,14 +50,11 @@ class Orders:
             platform_id=record.platform_id,
             status="confirmed",
             currency=record.currency,
-            amount_minor=sum(line["unit_amount"] * line["quantity"] for line in lines),
+            amount_minor=Offer.amount(lines),  # tax included: what was charged
             payment_provider=provider,
             payment_ref=payment_ref,
             email=email,
-            lines=[
-                {k: line[k] for k in ("id", "name", "product_id", "unit_amount", "quantity")}
-                for line in lines
-            ],
+            lines=[order_line(line) for line in lines],
             created_at=now,
             updated_at=now,
         )

@@ -23,7 +23,7 @@ from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col
 
-from agent_server.commerce.fulfillment import buyer_email, check_selection, missing
+from agent_server.commerce.fulfillment import buyer_email, check_selection, missing, with_bookings
 from agent_server.commerce.offer import Offer
 from agent_server.commerce.orders import Orders
 from agent_server.commerce.payment_types import DelegatedPayments
@@ -60,7 +60,9 @@ class CheckoutSessions:
         self.orders, self.links = orders, links
 
     def _view(self, record: CheckoutSessionRecord, order: dict[str, Any] | None = None) -> dict[str, Any]:
-        return session_view(record, self.offer(), self.payments.handlers(), self.links, order)
+        return session_view(
+            record, self.offer(), self.payments.handlers(), self.links, order, now=utc(self.clock.now())
+        )
 
     async def create(self, platform_id: str, body: dict[str, Any]) -> dict[str, Any]:
         currency = body["currency"].lower()
@@ -71,7 +73,7 @@ class CheckoutSessions:
         record = CheckoutSessionRecord(
             id=f"cs_{secrets.token_hex(12)}",
             platform_id=platform_id,
-            status=_open_status(cart, lines),
+            status=self._open_status(cart, lines),
             currency=currency,
             cart=cart,
             created_at=now,
@@ -95,10 +97,12 @@ class CheckoutSessions:
             cart["items"] = self.offer().cart_items(body["line_items"], record.currency)
             if not cart["items"]:
                 raise ValidationFailed("A session needs at least one item.", param="$.line_items")
+            kept = {entry["id"] for entry in cart["items"]}  # an item taken out loses its booking
+            cart["bookings"] = {k: v for k, v in (cart.get("bookings") or {}).items() if k in kept}
         cart.update({field: body[field] for field in CART_FIELDS if field in body})
         lines = self._check_selection(body, cart)
         cart.pop("declined", None)  # a changed cart is a fresh attempt
-        return self._view(await self._move(record, _open_status(cart, lines), cart))
+        return self._view(await self._move(record, self._open_status(cart, lines), cart))
 
     async def cancel(self, platform_id: str, session_id: str, body: dict[str, Any]) -> dict[str, Any]:
         record = await self._load(platform_id, session_id)
@@ -122,9 +126,9 @@ class CheckoutSessions:
                 code="requires_3ds",
                 param="$.authentication_result",
             )
-        lines = self.offer().line_items(cart["items"])
-        for param, text in missing(cart, lines):
-            raise ValidationFailed(text, code="missing", param=param)
+        lines = self.offer().lines(cart)
+        for code, param, text in self._missing(cart, lines):
+            raise ValidationFailed(text, code=code, param=param)
         email = buyer_email(cart) or ""
         token = self._token(body["payment_data"])
         cart["attempts"] = cart.get("attempts", 0) + 1
@@ -162,6 +166,7 @@ class CheckoutSessions:
     async def _complete(
         self, record: CheckoutSessionRecord, email: str, lines: list[dict[str, Any]], ref: str
     ) -> dict[str, Any]:
+        lines = with_bookings(lines, record.cart, self.offer().booking_days)
         order = await self.orders.create(record, email, lines, self.payments.provider, ref)
         return self._view(record, await self.orders.view_of(order.id))  # record now says completed
 
@@ -182,10 +187,20 @@ class CheckoutSessions:
         return payment_data["instrument"]["credential"]["token"]
 
     def _check_selection(self, body: dict[str, Any], cart: dict[str, Any]) -> list[dict[str, Any]]:
-        """The cart's lines, after checking the selected fulfillment options against them."""
-        lines = self.offer().line_items(cart["items"])
-        check_selection(body.get("selected_fulfillment_options") or [], lines)
+        """The cart's lines, after checking the selected fulfillment options against them; the
+        bookings the selection makes go into the cart."""
+        offer = self.offer()
+        lines = offer.lines(cart)
+        made = check_selection(body.get("selected_fulfillment_options") or [], lines, offer.booking_days)
+        if made:
+            cart["bookings"] = {**(cart.get("bookings") or {}), **made}
         return lines
+
+    def _missing(self, cart: dict[str, Any], lines: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+        return missing(cart, lines, self.offer().booking_days, utc(self.clock.now()))
+
+    def _open_status(self, cart: dict[str, Any], lines: list[dict[str, Any]]) -> str:
+        return "not_ready_for_payment" if self._missing(cart, lines) else "ready_for_payment"
 
     async def _load(self, platform_id: str, session_id: str) -> CheckoutSessionRecord:
         async with self.db.session() as session:
@@ -195,6 +210,13 @@ class CheckoutSessions:
         if record.status in OPEN and self.clock.now() >= _aware(record.expires_at).timestamp():
             try:
                 record = await self._move(record, "expired", record.cart, expect=record.status)
+            except Conflict:
+                return await self._load(platform_id, session_id)
+        if record.status == "ready_for_payment" and self._missing(
+            record.cart, self.offer().lines(record.cart)
+        ):
+            try:  # a booking that has come too close: not payable again until another is chosen
+                record = await self._move(record, "not_ready_for_payment", record.cart, expect=record.status)
             except Conflict:
                 return await self._load(platform_id, session_id)
         stale = self.clock.now() - _aware(record.updated_at).timestamp() > STALE_COMPLETION
@@ -208,7 +230,7 @@ class CheckoutSessions:
         cart = record.cart
         charge = await self.payments.find(f"{record.id}:{cart.get('attempts', 0)}")
         if charge is not None and charge.outcome == "succeeded":
-            lines = self.offer().line_items(cart["items"])
+            lines = with_bookings(self.offer().lines(cart), cart, self.offer().booking_days)
             try:
                 await self.orders.create(
                     record, buyer_email(cart) or "", lines, self.payments.provider, charge.ref
@@ -218,7 +240,7 @@ class CheckoutSessions:
             return record
         try:
             return await self._move(
-                record, _open_status(cart, self.offer().line_items(cart["items"])), cart, expect=record.status
+                record, self._open_status(cart, self.offer().lines(cart)), cart, expect=record.status
             )
         except Conflict:  # another request recovered it first
             return record
@@ -254,10 +276,6 @@ class CheckoutSessions:
 def _aware(moment: datetime) -> datetime:
     """SQLite gives times back naive; they are UTC."""
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _open_status(cart: dict[str, Any], lines: list[dict[str, Any]]) -> str:
-    return "not_ready_for_payment" if missing(cart, lines) else "ready_for_payment"
 
 
 def _require_open(record: CheckoutSessionRecord, verb: str) -> None:

@@ -34,11 +34,14 @@ class Commerce:
 
 
 def links(services: Services, base_url: str) -> list[dict[str, Any]]:
-    """Only pages that exist: the FAQ, the company's site and its support address."""
+    """The site's own pages (each a live page, tested) and the support address."""
     company = services.knowledge.pack.company
+    pack = services.knowledge.pack
     return [
+        {"type": "terms_of_use", "url": f"{base_url}/terms", "title": pack.terms.title},
+        {"type": "privacy_policy", "url": f"{base_url}/privacy", "title": pack.privacy.title},
         {"type": "faq", "url": f"{base_url}/faq", "title": "FAQ"},
-        {"type": "about_us", "url": company.website, "title": company.name},
+        {"type": "about_us", "url": f"{base_url}/", "title": company.name},
         {"type": "support", "url": f"mailto:{company.contact.support}", "title": "Support"},
     ]
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agent_server.knowledge.pack_legal import LegalDocument, TaxTable
 from agent_server.llm.grants import entry_problem, is_pattern
 
 
@@ -104,6 +105,8 @@ class ConsultingPackage(Strict):
     fixed_fee: bool
     summary: str
     deliverables: list[str]
+    # Working days on the buyer's calendar; set: a purchase needs a booking date range (ACP sessions).
+    booking_days: int | None = Field(default=None, ge=1, le=30)
 
 
 class Training(Strict):
@@ -195,6 +198,9 @@ class ContentPack(Strict):
     frameworks: list[Framework]
     controls: list[Control]
     apis: list[ApiEntry]
+    terms: LegalDocument
+    privacy: LegalDocument
+    tax: TaxTable
     kb_core: str
     kb_full: str
 
@@ -270,6 +276,8 @@ _YAML_FILES: dict[str, list[tuple[str | None, str]]] = {
     "faq.yaml": [("faq", "faq")],
     "compliance.yaml": [("frameworks", "frameworks"), ("controls", "controls")],
     "api_catalog.yaml": [("apis", "apis")],
+    "legal.yaml": [("terms", "terms"), ("privacy", "privacy")],
+    "tax.yaml": [(None, "tax")],
 }
 # libyaml's safe loader when PyYAML has it: ten times faster than the pure-Python one, same result.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -1,4 +1,4 @@
-"""The public site's pages: home, pricing, FAQ and status, rendered from the content pack.
+"""The public site's pages: home, pricing, FAQ, terms, privacy and status, rendered from the content pack.
 
 Each page reads what the JSON routes and tools read (``agent_server/site/catalogue.py``,
 ``tools/catalogue.py:price_items``, ``agent_server/site/health.py``), so a page cannot disagree
@@ -56,6 +56,16 @@ async def pricing(request: Request, site: SiteDep) -> HTMLResponse:
 @router.get("/faq", summary="FAQ page: every question of the content pack")
 async def faq(request: Request, site: SiteDep) -> HTMLResponse:
     return render(request, "faq.html", {"entries": site.services.knowledge.pack.faq})
+
+
+@router.get("/terms", summary="Terms of use: the content pack's legal.yaml (terms)")
+async def terms(request: Request, site: SiteDep) -> HTMLResponse:
+    return render(request, "legal.html", {"document": site.services.knowledge.pack.terms})
+
+
+@router.get("/privacy", summary="Privacy policy: the content pack's legal.yaml (privacy)")
+async def privacy(request: Request, site: SiteDep) -> HTMLResponse:
+    return render(request, "legal.html", {"document": site.services.knowledge.pack.privacy})
 
 
 @router.get(

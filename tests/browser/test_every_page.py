@@ -53,6 +53,8 @@ def test_every_public_page_passes_axe_and_fits_375_px(visitor: Visitor) -> None:
         "/",
         "/pricing",
         "/faq",
+        "/terms",
+        "/privacy",
         "/docs",
         "/docs/errors",
         "/newsletter",

@@ -26,7 +26,8 @@ from tests.conftest import BASE_URL, running
 SPEC = Path(__file__).parent / "acp_spec"
 VERSION = "2026-04-17"
 TRAINING = "agent-engineering-fundamentals"  # 690.00 EUR per seat in the shipped content pack
-PACKAGE = "ai-readiness-assessment"  # a fixed-fee consulting package
+PACKAGE = "eu-ai-act-readiness"  # a fixed-fee consulting package without a booking
+BOOKED = "agent-architecture-review"  # a fixed-fee package booked for 3 working days
 HARDWARE = "edge-inference-node"  # 8,900.00 EUR, shipped after about 4 weeks
 
 

@@ -51,9 +51,7 @@ async def test_a_session_prices_the_catalogue_as_the_peoples_checkout_does(shop:
     assert session["selected_fulfillment_options"][0]["item_ids"] == [
         li["id"] for li in session["line_items"]
     ]
-    assert {link["type"] for link in session["links"]} == {"faq", "about_us", "support"}
-    faq = next(link["url"] for link in session["links"] if link["type"] == "faq")
-    assert (await shop.client.get(faq)).status_code == 200  # links point at live pages
+    assert {"terms_of_use", "privacy_policy"} <= {link["type"] for link in session["links"]}
     again = await shop.get(f"/checkout_sessions/{session['id']}")
     assert again.status_code == 200 and again.json()["line_items"] == session["line_items"]
     assert_valid("CheckoutSession", again.json())

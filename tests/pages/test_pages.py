@@ -56,7 +56,7 @@ def test_the_page_list_is_complete() -> None:
     paths = page_paths()
     for path in ("/", "/pricing", "/faq", "/status-page", "/catalogue", "/catalogue/consulting",
                  "/catalogue/training", "/catalogue/hardware", "/catalogue/discovery-call", "/newsletter",
-                 "/docs", "/docs/errors"):  # fmt: skip
+                 "/docs", "/docs/errors", "/terms", "/privacy"):  # fmt: skip
         assert path in paths
 
 
