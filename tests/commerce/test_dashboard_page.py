@@ -15,7 +15,7 @@ import pytest
 from agent_server.admin.wiring import admin_services
 from agent_server.foundation.settings import Settings
 from tests.admin.conftest import Receiver, receiver  # noqa: F401  (the loopback receiver fixture)
-from tests.commerce.conftest import TRAINING, Shop, payment
+from tests.commerce.conftest import BOOKED, TRAINING, Shop, payment
 from tests.pages.dashboard import Dash, csrf_of, dashboard_world, post_form
 
 PAGE = "/app/agent-commerce"
@@ -207,3 +207,28 @@ async def test_the_page_changes_where_order_events_go(dash: Dash, receiver: Rece
     assert (await commerce.platforms.get(made.platform.id)).webhook_url is None
     await post_form(admin, PAGE, f"{PAGE}/orders/{done.json()['order']['id']}/status", status="completed")
     assert await worker.tick() == 0 and len(receiver.requests) == 1
+
+
+async def test_a_booked_package_shows_its_range_in_the_orders(dash: Dash) -> None:
+    """The booked range the admin API lists with an order's line is on the page too."""
+    commerce = dash.app.state.commerce
+    made = await commerce.platforms.create("Booking assistant", None)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(dash.app), base_url="http://127.0.0.1:8000"
+    ) as api:
+        shop = Shop(dash.app, api, dash.clock, made.credential, made.platform.id, made.signing_secret)
+        session = await shop.create(BOOKED)
+        [option] = [o for o in session["fulfillment_options"] if o["type"] == "local_delivery"][:1]
+        chosen = {"type": "local_delivery", "option_id": option["id"], "item_ids": [f"li_{BOOKED}"]}
+        path = f"/checkout_sessions/{session['id']}"
+        assert (await shop.post(path, {"selected_fulfillment_options": [chosen]})).status_code == 200
+        done = await shop.post(f"{path}/complete", payment())
+        assert done.status_code == 200, done.text
+    order_id = done.json()["order"]["id"]
+    window = option["delivery_window"]
+
+    admin = await dash.signed_in(await dash.person(permissions=("platform:admin", "tenant:admin")))
+    shown = await admin.get(PAGE)
+    row = shown.text.split(f'data-order-id="{order_id}"', 1)[1].split("</tr>", 1)[0]
+    booked = row.split('data-test="agent-order-booking">', 1)[1].split("</span>", 1)[0]
+    assert booked == f"booked {window['start'][:10]} to {window['end'][:10]} (3 working days)"
