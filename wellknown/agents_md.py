@@ -129,7 +129,12 @@ def agents_md(
             "",
             f"- Agent platforms buy trainings, fixed-fee consulting packages and hardware over ACP {ACP_VERSION}: "
             f"REST under `{base}{ACP_API_BASE}/checkout_sessions` or the five `*_checkout_session` MCP "
-            "tools, with the platform's credential (`Authorization: Bearer`, issued by the operator).",
+            "tools, with the platform's credential (`Authorization: Bearer`, issued by the operator); "
+            "on the MCP tools an OAuth access token with the scope `commerce:checkout` buys for its "
+            "organisation instead.",
+            "- Prices exclude VAT; a session adds it (the destination's standard rate, EU countries) once `fulfillment_details.address` names the "
+            "country. Consulting packages that take your team's time are booked for a date range: "
+            "choose one of their `local_delivery` options (`booking:<item>:<YYYY-MM-DD>`).",
             f"- Discovery: `GET {base}{ACP_DISCOVERY_PATH}`. Product feed: "
             f"`GET {base}{ACP_API_BASE}/feeds/catalogue/products`.",
             "",
