@@ -46,9 +46,9 @@ from agent_server.mcp.server import RegistryMCPServer
 
 log = logging.getLogger("agentgate.mcp")
 JSON = b"application/json"
-COMPACT = json.JSONEncoder(separators=(",", ":"))
+COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps(value, separators=...) without its set-up
 MAX_ANSWERS = 128  # serialised tool answers kept, the oldest dropped first (at most ~3 MB)
-MAX_ANSWER_TEXT = 8192  # a longer answer is serialised on every call  # json.dumps(value, separators=...) without its set-up
+MAX_ANSWER_TEXT = 8192  # a longer answer is serialised on every call
 
 
 class FastAnswer(NamedTuple):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -30,16 +30,14 @@ from starlette.types import Message, Receive, Scope, Send
 from agent_server.foundation.request_context import AUTHORIZATION
 from agent_server.foundation.settings import Settings
 from agent_server.mcp.jsonrpc import Refusal, inspect
-from agent_server.mcp.server import MCP_PROTOCOL_VERSION, RegistryMCPServer
+from agent_server.mcp.server import RegistryMCPServer
 from agent_server.mcp.tenant_tools import CALLER
 from http_facade.routes.mcp_callers import MCPCallers
+from http_facade.routes.mcp_fast import VERSION_LINE, FastPathGate
 from http_facade.routes.mcp_transport import SessionManager, as_event_stream, read_body
 
-if TYPE_CHECKING:
-    from http_facade.routes.mcp_fast import FastPathGate
-
 BOTH = b"application/json, text/event-stream"
-_VERSION_HEADER = (b"mcp-version", MCP_PROTOCOL_VERSION.encode())
+_VERSION_HEADER = VERSION_LINE  # every answer of the endpoint names its version
 _JSON = b"application/json"
 SESSION_HEADER = b"mcp-session-id"
 MAX_REMEMBERED_HOSTS = 256

@@ -17,7 +17,7 @@ from agent_server.mcp.fast import MCPFastPath
 from agent_server.mcp.server import MCP_PROTOCOL_VERSION, RegistryMCPServer
 
 log = logging.getLogger("agentgate.mcp")
-VERSION_HEADER = (b"mcp-version", MCP_PROTOCOL_VERSION.encode())
+VERSION_LINE = (b"mcp-version", MCP_PROTOCOL_VERSION.encode())  # on every answer of the endpoint
 
 
 class FastPathGate:
@@ -41,7 +41,7 @@ class FastPathGate:
                 answer = await self.fast.answer(scope["headers"], body)
                 if answer is not None:
                     self.served += 1
-                    headers = [*answer.headers, VERSION_HEADER]  # as MCPEndpoint's send_with_version
+                    headers = [*answer.headers, VERSION_LINE]  # as MCPEndpoint's send_with_version
                     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
                     await send({"type": "http.response.body", "body": answer.body})
                     return None
