@@ -88,16 +88,20 @@ class OidcProvider:
             stderr=subprocess.STDOUT,  # its start-up warnings, shown if it fails to start
             text=True,
         )
-        deadline, said = time.monotonic() + START_SECONDS, []
+        deadline, said = time.monotonic() + START_SECONDS, b""
         assert self._process.stdout is not None
+        # Raw reads of the pipe: a buffered readline after select() may take "ready" into the
+        # file object's buffer with the line before it, where select() never sees it again.
+        out = self._process.stdout.fileno()
         while time.monotonic() < deadline and self._process.poll() is None:
-            ready, _, _ = select.select([self._process.stdout], [], [], 0.1)
+            ready, _, _ = select.select([out], [], [], 0.1)
             if ready:
-                said.append(self._process.stdout.readline())
-                if said[-1].strip() == "ready":
+                said += os.read(out, 65536)
+                if b"ready" in (line.strip() for line in said.splitlines()):
                     return self
         self.__exit__()
-        raise RuntimeError(f"the OpenID provider did not start: {''.join(said)[-2000:]}")
+        text = said.decode(errors="replace")[-2000:]
+        raise RuntimeError(f"the OpenID provider did not start: {text}")
 
     def __exit__(self, *exc: object) -> None:
         if self._process is not None and self._process.poll() is None:
