@@ -13,6 +13,7 @@ import httpx
 import httpx2
 from authlib.common.security import generate_token
 from authlib.integrations.httpx_client import AsyncOAuth2Client
+from mcp.client.auth import AuthorizationCodeResult, OAuthFlowError
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from tests.conftest import BASE_URL
@@ -117,3 +118,23 @@ class Memory:
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         self.client = client_info
+
+
+class ConsentingPerson:
+    """The SDK's redirect and callback handlers for a signed-in person's browser: it decides
+    (``decision``: approve or deny) and records where each consent landed (``landed``)."""
+
+    def __init__(self, browser: httpx.AsyncClient) -> None:
+        self.browser, self.decision = browser, "approve"
+        self.landed: list[str] = []
+
+    async def redirect_handler(self, url: str) -> None:
+        decided = await consent(self.browser, url, decision=self.decision)
+        assert decided.status_code == 303, decided.text[:300]
+        self.landed.append(decided.headers["location"])
+
+    async def callback_handler(self) -> AuthorizationCodeResult:
+        answer = query_of(self.landed[-1])
+        if "error" in answer:  # as a client does when the person said no
+            raise OAuthFlowError(f"The authorization was refused: {answer['error']}.")
+        return AuthorizationCodeResult(code=answer["code"], state=answer.get("state"))

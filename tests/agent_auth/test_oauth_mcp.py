@@ -10,12 +10,12 @@ import httpx
 import httpx2
 import pytest
 from mcp import Client
-from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, OAuthFlowError
+from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 
 from agent_server.foundation.settings import Settings
-from tests.agent_auth.oauth_world import REDIRECT, Memory, access_token, consent, query_of
+from tests.agent_auth.oauth_world import REDIRECT, ConsentingPerson, Memory, access_token, query_of
 from tests.conftest import BASE_URL
 from tests.mcp.support import rpc
 from tests.pages.dashboard import Dash, dashboard_world, post_form
@@ -89,19 +89,8 @@ async def test_a_token_sees_and_uses_the_tenant_tools_its_scopes_allow(dash: Das
 
 async def test_the_mcp_sdk_oauth_client_connects_from_nothing(dash: Dash) -> None:
     browser = await dash.signed_in(await dash.person("starter"))
-    landed: list[str] = []
-    decision = ["approve"]
-
-    async def redirect_handler(url: str) -> None:  # the person's browser: signed in, deciding
-        decided = await consent(browser, url, decision=decision[0])
-        assert decided.status_code == 303, decided.text[:300]
-        landed.append(decided.headers["location"])
-
-    async def callback_handler() -> AuthorizationCodeResult:
-        answer = query_of(landed[-1])
-        if "error" in answer:  # as a client does when the person said no
-            raise OAuthFlowError(f"The authorization was refused: {answer['error']}.")
-        return AuthorizationCodeResult(code=answer["code"], state=answer.get("state"))
+    person = ConsentingPerson(browser)
+    landed = person.landed
 
     storage = Memory()
     provider = OAuthClientProvider(
@@ -115,8 +104,8 @@ async def test_the_mcp_sdk_oauth_client_connects_from_nothing(dash: Dash) -> Non
             scope="usage:read keys:read",
         ),
         storage=storage,
-        redirect_handler=redirect_handler,
-        callback_handler=callback_handler,
+        redirect_handler=person.redirect_handler,
+        callback_handler=person.callback_handler,
     )
     http = httpx2.AsyncClient(transport=httpx2.ASGITransport(dash.app), auth=provider, timeout=30)
     async with (
@@ -148,7 +137,7 @@ async def test_the_mcp_sdk_oauth_client_connects_from_nothing(dash: Dash) -> Non
         assert gone.status_code == 303  # the person disconnects the app: its tokens end at once
     # A new connection of the same client, its tokens now revoked: the SDK falls back to the whole flow,
     # and the person, asked again, says no. The transport's task ends with the client's refusal.
-    decision[0] = "deny"
+    person.decision = "deny"
     with pytest.raises(BaseExceptionGroup) as failed:
         async with (
             httpx2.AsyncClient(transport=httpx2.ASGITransport(dash.app), auth=provider, timeout=30) as again,

@@ -25,7 +25,7 @@ import httpx2
 import pytest
 import trustme
 from mcp import Client
-from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, OAuthFlowError
+from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 from sqlmodel import select
@@ -33,7 +33,7 @@ from sqlmodel import select
 from agent_server.foundation.settings import Settings
 from agent_server.foundation.tls import public_ca_context
 from agent_server.oauth.tables import OAuthClient
-from tests.agent_auth.oauth_world import REDIRECT, Memory, consent, query_of
+from tests.agent_auth.oauth_world import REDIRECT, ConsentingPerson, Memory, query_of
 from tests.conftest import BASE_URL, free_port
 from tests.mcp.support import rpc
 from tests.pages.dashboard import Dash, dashboard_world, post_form
@@ -118,19 +118,8 @@ async def test_the_sdk_names_itself_by_its_metadata_document_instead_of_register
     dash: Dash, documents: Documents
 ) -> None:
     browser = await dash.signed_in(await dash.person("starter"))
-    landed: list[str] = []
-    decision = ["approve"]
-
-    async def redirect_handler(url: str) -> None:  # the person's browser: signed in, deciding
-        decided = await consent(browser, url, decision=decision[0])
-        assert decided.status_code == 303, decided.text[:300]
-        landed.append(decided.headers["location"])
-
-    async def callback_handler() -> AuthorizationCodeResult:
-        answer = query_of(landed[-1])
-        if "error" in answer:
-            raise OAuthFlowError(f"The authorization was refused: {answer['error']}.")
-        return AuthorizationCodeResult(code=answer["code"], state=answer.get("state"))
+    person = ConsentingPerson(browser)
+    landed = person.landed
 
     storage = Memory()
     provider = OAuthClientProvider(
@@ -143,8 +132,8 @@ async def test_the_sdk_names_itself_by_its_metadata_document_instead_of_register
             token_endpoint_auth_method="none",
         ),
         storage=storage,
-        redirect_handler=redirect_handler,
-        callback_handler=callback_handler,
+        redirect_handler=person.redirect_handler,
+        callback_handler=person.callback_handler,
         client_metadata_url=documents.url,
     )
     http = httpx2.AsyncClient(transport=httpx2.ASGITransport(dash.app), auth=provider, timeout=30)
@@ -188,7 +177,7 @@ async def test_the_sdk_names_itself_by_its_metadata_document_instead_of_register
         refused = await raw.post("/oauth/token", data=refresh)
         assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
     # The SDK, its tokens dead, runs the whole flow again; the person, asked again, says no.
-    decision[0] = "deny"
+    person.decision = "deny"
     with pytest.raises(BaseExceptionGroup) as failed:
         async with (
             httpx2.AsyncClient(transport=httpx2.ASGITransport(dash.app), auth=provider, timeout=30) as again,
