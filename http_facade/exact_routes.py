@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from starlette.middleware import Middleware
 from starlette.middleware.errors import ServerErrorMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from http_facade.shared_routes import can_share, include_shared
 
 
 class ExactRoutesApp(FastAPI):
@@ -32,6 +34,13 @@ class ExactRoutesApp(FastAPI):
         its path and methods without the router."""
         self.router.routes.append(route)
         self._exact[route.path] = route
+
+    def include_router(self, router: APIRouter, *, prefix: str = "", **options: Any) -> None:
+        """Add the router's routes as built once per process (http_facade/shared_routes.py)."""
+        if not can_share(router, options):
+            super().include_router(router, prefix=prefix, **options)
+            return
+        include_shared(self, router, prefix)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self.root_path:

@@ -21,10 +21,12 @@ import httpx
 import pytest
 import pytest_asyncio
 import uvicorn
+from argon2 import PasswordHasher
 from fastapi import FastAPI
 
 from agent_server.foundation.clock import ManualClock
 from agent_server.foundation.settings import Settings
+from agent_server.gateway import passwords
 from http_facade.app import create_app
 from tests.support.migrated import migrate_postgres, sqlite_template
 
@@ -32,6 +34,11 @@ from tests.support.migrated import migrate_postgres, sqlite_template
 # (production refuses it otherwise, docs/billing.md); the test of that refusal turns this off.
 os.environ.setdefault("AGENTGATE_BILLING_ALLOW_SANDBOX_IN_PRODUCTION", "true")
 BASE_URL = "http://127.0.0.1:8000"
+
+# The in-process apps hash passwords with argon2id at its lowest cost: the OWASP cost (~40 ms of CPU
+# a hash or verify) was a tenth of the suite's time. Servers the tests start as processes keep the
+# real cost, and tests/accounts/test_password_cost.py checks it.
+passwords._hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 
 
 def _per_worker(url: str) -> str:

@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any, TypeVar, get_type_hints
 from urllib.parse import unquote
 
@@ -75,13 +75,11 @@ class ToolSpec:
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
-        schema = self.arguments.model_json_schema()
-        schema.pop("title", None)
-        return schema
+        return _json_schema(self.arguments, titled=False)
 
     @cached_property
     def output_schema(self) -> dict[str, Any]:
-        return self.output.model_json_schema()
+        return _json_schema(self.output, titled=True)
 
     def validate(self, arguments: object) -> dict[str, Any]:
         """Check arguments against the signature; a failure names the first offending field."""
@@ -169,6 +167,17 @@ def _description(fn: Callable[..., Any]) -> str:
     return doc
 
 
+# Per process: every app's registry holds the same module-level tools. The schemas are shared by
+# every surface and every app, so they are read, never changed.
+@cache
+def _json_schema(model: type[BaseModel], *, titled: bool) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    if not titled:
+        schema.pop("title", None)
+    return schema
+
+
+@cache  # per process, as _json_schema
 def _argument_model(name: str, fn: Callable[..., Any]) -> type[BaseModel]:
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}

@@ -18,7 +18,8 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 MIN_LENGTH = 12  # the password rule's bounds (PasswordPolicy); verify_password also refuses longer input
 MAX_BYTES = 1024  # argon2 would hash megabytes happily; refuse before spending CPU on it
 
-_hasher = PasswordHasher(time_cost=2, memory_cost=19_456, parallelism=1)
+HASHER_PARAMETERS = {"time_cost": 2, "memory_cost": 19_456, "parallelism": 1}
+_hasher = PasswordHasher(**HASHER_PARAMETERS)
 _dummy_hash: str | None = None
 _semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
     weakref.WeakKeyDictionary()

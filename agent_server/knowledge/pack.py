@@ -307,8 +307,28 @@ def shipped_content_dir() -> Path:
     return Path(spec.origin).parent / "content"
 
 
+# Packs read in this process by their files' (path, size, mtime): every app of a process (the tests
+# start hundreds) shares one parse of unchanged files; an edited file has a new key.
+_READ: dict[tuple[tuple[str, int, int], ...], ContentPack] = {}
+_READ_MAX = 8
+
+
 def load_pack(shipped: Path, override: Path | None = None) -> ContentPack:
     """Read and validate every content file; overriding files win by name."""
+    names = [*_YAML_FILES, *_MARKDOWN_FILES]
+    try:
+        stats = [(path, path.stat()) for path in (_pick(name, shipped, override) for name in names)]
+    except OSError:
+        return _read_pack(shipped, override)  # a missing file: the read names it
+    key = tuple((str(path), st.st_size, st.st_mtime_ns) for path, st in stats)
+    if key not in _READ:
+        if len(_READ) >= _READ_MAX:
+            _READ.pop(next(iter(_READ)))
+        _READ[key] = _read_pack(shipped, override)
+    return _READ[key]
+
+
+def _read_pack(shipped: Path, override: Path | None) -> ContentPack:
     data: dict[str, Any] = {}
     origin: dict[str, tuple[Path, str | None]] = {}
     for name, parts in _YAML_FILES.items():

@@ -13,6 +13,7 @@ import ipaddress
 import ssl
 from dataclasses import dataclass, field
 from email import errors, policy
+from functools import cache
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -83,16 +84,22 @@ def _tls_context(query: str) -> ssl.SSLContext:
     unknown = sorted(set(options) - set(QUERY_OPTIONS))
     if unknown:
         raise MailConfigError(f"{SETTING} has unknown options {unknown}; it accepts {list(QUERY_OPTIONS)}")
+    if "ca_file" not in options:
+        return _system_tls_context()
+    [ca_file] = options["ca_file"][-1:]
+    if not Path(ca_file).is_file():
+        raise MailConfigError(f"{SETTING}: ca_file {ca_file!r} is not a readable file")
     context = ssl.create_default_context()  # verifies the certificate and the host name
-    if "ca_file" in options:
-        [ca_file] = options["ca_file"][-1:]
-        if not Path(ca_file).is_file():
-            raise MailConfigError(f"{SETTING}: ca_file {ca_file!r} is not a readable file")
-        try:
-            context.load_verify_locations(cafile=ca_file)
-        except ssl.SSLError:
-            raise MailConfigError(f"{SETTING}: ca_file {ca_file!r} holds no PEM certificate") from None
+    try:
+        context.load_verify_locations(cafile=ca_file)
+    except ssl.SSLError:
+        raise MailConfigError(f"{SETTING}: ca_file {ca_file!r} holds no PEM certificate") from None
     return context
+
+
+@cache  # loading the system's CA store costs ~10 ms an app; the context is only read after this
+def _system_tls_context() -> ssl.SSLContext:
+    return ssl.create_default_context()  # verifies the certificate and the host name
 
 
 def public_hostname(settings: Settings) -> str:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import create_engine
+from sqlalchemy import Connection, create_engine
 
 from agent_server.foundation.settings import Settings
 from agent_server.storage.db import POSTGRES_CONNECT_ARGS, install_sqlite_pragmas, prepare_sqlite_dir
@@ -41,6 +42,8 @@ def upgrade(settings: Settings, revision: str = "heads") -> None:
                 if not sqlite:
                     # Serialise concurrent starts of several processes on one database.
                     connection.exec_driver_sql("SELECT pg_advisory_xact_lock(727272)")
+                if revision == "heads" and _at_heads(connection):
+                    return  # the usual start: nothing to do, and no migration script loaded
                 config.attributes["connection"] = connection
                 command.upgrade(config, revision)
                 if sqlite and (broken := connection.exec_driver_sql("PRAGMA foreign_key_check").all()):
@@ -49,6 +52,21 @@ def upgrade(settings: Settings, revision: str = "heads") -> None:
                     )
     finally:
         engine.dispose()
+
+
+def _at_heads(connection: Connection) -> bool:
+    from alembic.runtime.migration import MigrationContext
+
+    return set(MigrationContext.configure(connection).get_current_heads()) == _script_heads()
+
+
+@cache  # the scripts are Python files alembic executes: read them once per process
+def _script_heads() -> frozenset[str]:
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return frozenset(ScriptDirectory.from_config(config).get_heads())
 
 
 def current_head(settings: Settings) -> str | None:

@@ -3,13 +3,15 @@
 ``/admin/<office_suite>/...`` has per-user *bindings* (created with POST, rotated, deleted);
 ``/admin/<search_provider>/...`` has per-user *keys* (issued by rotate, deleted). The path segments
 are the settings ``office_suite_path_segment`` and ``search_provider_path_segment`` (the contract's
-neutral names by default), so ``connectors_router(settings)`` builds the routes per app. Everything
+neutral names by default), so ``connectors_router(settings)`` builds the routes once per pair of
+segments. Everything
 is scoped to the caller's tenant; a user id of another tenant answers 404. Every POST and PATCH
 takes a required JSON object body (spec 4.4), ``{}`` where nothing more is needed.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, FastAPI, Request, Response, status
@@ -68,9 +70,14 @@ def connectors_router(settings: Settings) -> APIRouter:
     segments = path_segments(settings)
     if len(set(segments.values())) != len(segments):
         raise ValueError(f"the connector path segments must differ: {segments}")
+    return _connectors_router(tuple(segments.items()))
+
+
+@cache  # per process and pair of segments: every app of a process shares the routes
+def _connectors_router(segments: tuple[tuple[str, str], ...]) -> APIRouter:
     router = APIRouter(tags=["admin: connectors"])
-    for kind in KINDS.values():
-        _routes(router, kind, segments[kind.name])
+    for kind_name, segment in segments:
+        _routes(router, KINDS[kind_name], segment)
     router.add_api_route(
         "/admin/connectors/health",
         connectors_health,
