@@ -118,3 +118,34 @@ def test_every_migration_descends_from_the_foundation() -> None:
         if revision.revision != "0001_foundation":
             ancestors = {r.revision for r in scripts.iterate_revisions(revision.revision, "base")}
             assert "0001_foundation" in ancestors, revision.revision
+
+
+def test_a_start_at_head_runs_no_migration_and_one_behind_upgrades(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The usual start finds the schema at head and leaves alembic's scripts unread; a database one
+    revision behind still gets the missing migration."""
+    settings = migrate(monkeypatch, tmp_path, None)
+    ran: list[str] = []
+    real_upgrade = migrate_module.command.upgrade
+
+    def counted(config: object, revision: str) -> None:
+        ran.append(revision)
+        real_upgrade(config, revision)
+
+    monkeypatch.setattr(migrate_module.command, "upgrade", counted)
+    REAL_UPGRADE(settings)
+    assert ran == []
+    heads = sorted(script(settings).get_heads())
+    previous = script(settings).get_revision(heads[0]).down_revision
+    engine = create_engine(settings.sync_database_url)
+    try:
+        with engine.begin() as connection:  # one step back, on a connection as env.py expects it
+            config = alembic_config(settings)
+            config.attributes["connection"] = connection
+            migrate_module.command.downgrade(config, previous)
+    finally:
+        engine.dispose()
+    REAL_UPGRADE(settings)
+    assert ran == ["heads"]
+    assert sorted(schema_of(settings.sync_database_url)[1]) == heads
