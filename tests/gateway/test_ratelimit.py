@@ -66,10 +66,14 @@ async def test_200_concurrent_requests_admit_exactly_60_with_redis(
 async def test_two_processes_share_one_limit_through_redis(
     make_harness: HarnessFactory, redis_url: str, tmp_path: Path
 ) -> None:
-    """The complaint "limits multiply across instances": two apps on one Redis admit 60, not 120."""
+    """The complaint "limits multiply across instances": two apps on one Redis admit 60, not 120.
+
+    Redis calls get 2 s, not the default 0.5 s: 140 requests at once in one test process on a busy
+    machine can keep a call waiting past 0.5 s, and the limiter would then rightly degrade to a
+    per-process count; what is proved here is the shared count, not Redis's latency."""
     async with (
-        make_harness(redis_url=redis_url, data_dir=tmp_path) as a,
-        make_harness(redis_url=redis_url, data_dir=tmp_path) as b,
+        make_harness(redis_url=redis_url, data_dir=tmp_path, redis_timeout_seconds=2.0) as a,
+        make_harness(redis_url=redis_url, data_dir=tmp_path, redis_timeout_seconds=2.0) as b,
     ):
         _, key = await a.key(await a.tenant("starter"))
         responses = await asyncio.gather(*(a.chat(key) for _ in range(70)), *(b.chat(key) for _ in range(70)))
