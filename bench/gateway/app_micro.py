@@ -26,6 +26,7 @@ from fastapi import FastAPI
 from agent_server.foundation.settings import Settings
 from agent_server.foundation.settings_llm import UpstreamConfig
 from agent_server.gateway import provision
+from agent_server.storage.migrate import upgrade
 from http_facade.app import create_app
 
 PATH = b"/v1/chat/completions"
@@ -88,6 +89,7 @@ async def run(base_url: str, seconds: float, concurrencies: list[int]) -> None:
         upstreams=[UpstreamConfig(name="bench", base_url=base_url, models={"gpt-4o-mini": "mock-gpt"})],
         billing_allow_sandbox_in_production=True,  # nothing is sold in a benchmark
     )
+    upgrade(settings)  # the operator commands never create an empty database
     tenant = await provision.create_tenant(settings, f"bench-{uuid.uuid4().hex[:6]}", "enterprise", 10**9)
     key = (await provision.create_key(settings, tenant.id, "bench", ["chat"]))[1]
     app = create_app(settings)
