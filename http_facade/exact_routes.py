@@ -7,6 +7,8 @@ native telemetry (off here), its body limit (the edge limits bodies) and the exi
 dependencies (the endpoint has none). On a hot MCP call they cost about a twentieth of the CPU
 (docs/performance.md, "MCP fast path"). Any other method on the same path goes the usual way, so
 a 405 is the router's.
+
+Its ``include_router`` adds routers' routes as built once per process (http_facade/shared_routes.py).
 """
 
 from __future__ import annotations
