@@ -22,8 +22,8 @@ from agent_server.foundation.clock import Clock
 from agent_server.foundation.settings import Settings
 from agent_server.gateway.response_cache import ResponseCache
 from agent_server.gateway.service import Gateway
-from agent_server.mcp.server import build_mcp_server
-from agent_server.mcp.tenant_tools import TenantTools
+from agent_server.mcp.events import build_events
+from agent_server.mcp.watch import ContentWatch
 from agent_server.oauth.service import oauth_of
 from agent_server.observability.metrics import Metrics
 from agent_server.policies.versions import VersionRegistry, default_versions
@@ -50,7 +50,6 @@ from http_facade.routes import (
     register,
     wellknown,
 )
-from http_facade.routes import mcp as mcp_routes
 from http_facade.routes import oauth as oauth_routes
 from http_facade.routes import tools as tool_routes
 from http_facade.routes.account_routers import ACCOUNT_ROUTERS
@@ -58,8 +57,7 @@ from http_facade.routes.admin_connectors import install_connectors
 from http_facade.routes.admin_routers import ADMIN_ROUTERS, AuditMiddleware, admin_running
 from http_facade.routes.billing_routers import install_billing
 from http_facade.routes.internal_rpc import install_internal_rpc
-from http_facade.routes.mcp_callers import MCPCallers
-from http_facade.routes.mcp_fast import fast_path as mcp_fast_path
+from http_facade.routes.mcp_on_demand import Built, MCPOnDemand, MCPRoute
 from http_facade.routes.site_chat import chat_router
 from http_facade.routes.site_routers import SITE_ROUTERS
 from tools import build_registry, build_tenant_registry
@@ -94,12 +92,27 @@ def create_app(
     discovery_calls = DiscoveryCalls(
         services.db, services.clock, services.knowledge, accounts.mailer, settings.leads_email
     )
-    # MCP and /api/tools/call serve anonymous callers: their model calls spend the site's budget.
-    mcp_server = build_mcp_server(registry, site.services)
     services.extras["gateway"] = gateway  # the tenant's MCP tools call it (tools/tenant.py)
-    mcp_server.tenant = TenantTools(build_tenant_registry(settings), services)
-    managers = mcp_routes.session_managers(mcp_server, settings)
     company = services.knowledge.pack.company
+
+    def build_mcp() -> Built:  # at the first MCP request (http_facade/routes/mcp_on_demand.py)
+        from http_facade.routes import mcp as mcp_routes
+
+        return mcp_routes.build_endpoint(
+            registry,
+            build_tenant_registry(settings),
+            site.services,  # MCP and /api/tools/call: anonymous callers spend the site's budget
+            services,
+            mcp_events,
+            oauth_server.tokens.caller,
+            lambda: mcp_manifest(registry, settings, company.name, company.tagline, website=company.website),
+        )
+
+    mcp_endpoint = MCPOnDemand(build_mcp)
+    # From the start, without the SDK: the content watch reloads a changed pack and announces what
+    # changed to every worker's MCP streams and sessions (agent_server/mcp/watch.py).
+    mcp_events = build_events(site.services)
+    content_watch = ContentWatch(registry, site.services, mcp_events)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -110,8 +123,9 @@ def create_app(
 
             await anyio.to_thread.run_sync(upgrade, settings)
         async with AsyncExitStack() as stack:
-            for manager in managers.values():
-                await stack.enter_async_context(manager.run())
+            await stack.enter_async_context(mcp_events.run())
+            await stack.enter_async_context(content_watch.run())
+            await stack.enter_async_context(mcp_endpoint.running())
             stack.push_async_callback(close_services, services)
             # Plans, first-start admin, usage writer; stopped (usage flushed) before services close.
             await stack.enter_async_context(gateway.running())
@@ -161,19 +175,12 @@ def create_app(
     app.state.metrics = Metrics()
     install_error_handlers(app, settings.public_base_url.rstrip("/"))
 
-    endpoint = mcp_routes.MCPEndpoint(
-        managers,
-        lambda: mcp_manifest(registry, settings, company.name, company.tagline, website=company.website),
-        mcp_routes.HostGuard(mcp_routes.transport_security(settings)),
-        fast_path=mcp_fast_path(mcp_server, settings),  # hot requests skip the SDK's transport
-        callers=MCPCallers(oauth_server.tokens.caller, mcp_server.tenant, settings.public_base_url),
-    )
     # The MCP endpoint's two exact routes skip the router (http_facade/exact_routes.py) and come first
     # in it too: reaching them after the gateway's included routers cost a third of a hot MCP call
     # (docs/performance.md, "MCP fast path"). DELETE without sessions is the router's partial match: 405.
     methods = ["GET", "HEAD", "POST", *(["DELETE"] if settings.mcp_sessions else [])]
     for path in (MCP_PATH, f"{MCP_PATH}/"):  # also with a trailing slash: the same answer, not a 307
-        app.add_exact_route(mcp_routes.MCPRoute(path, endpoint=endpoint, methods=methods))
+        app.add_exact_route(MCPRoute(path, endpoint=mcp_endpoint, methods=methods))
     # Then the tenant gateway, the busiest.
     cached = app.state.response_cache is not None
     (gateway_cached if cached else gateway_v1).add_chat_route(app)

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import PayloadTooLarge
 from agent_server.foundation.request_context import REQUEST_ID, accepted_request_id, new_request_id
-from agent_server.mcp.server import MCP_PROTOCOL_VERSION
+from agent_server.mcp.versions import MCP_PROTOCOL_VERSION
 from agent_server.observability import telemetry
 from agent_server.observability.logging_setup import ACCESS_LOGGER
 from agent_server.observability.metrics import Metrics

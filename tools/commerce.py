@@ -20,8 +20,8 @@ from agent_server.commerce.tables import AgentPlatform
 from agent_server.commerce.wiring import Commerce, commerce_of
 from agent_server.foundation.errors import AgentError, PermissionDenied
 from agent_server.foundation.request_context import AUTHORIZATION
-from agent_server.mcp import exchange
-from agent_server.mcp.tenant_tools import CALLER
+from agent_server.mcp import call_context
+from agent_server.mcp.call_context import CALLER
 
 
 class AcpFailure(AgentError):
@@ -87,7 +87,7 @@ def authorization() -> str | None:
     """This request's ``Authorization``: from the SDK's request context when the call came through it
     (per request, also within a stateful session), else as the HTTP layer bound it (the fast path,
     /api/tools/call)."""
-    context = exchange.current()
+    context = call_context.current()
     if context is not None:
         try:
             headers = context.headers

@@ -13,7 +13,7 @@ from typing import Any
 from agent_server.capabilities.registry import Registry, ToolSpec
 from agent_server.foundation.settings import Settings
 from agent_server.knowledge.pack import Company
-from agent_server.mcp.server import MCP_PROTOCOL_VERSION
+from agent_server.mcp.versions import MCP_PROTOCOL_VERSION
 from agent_server.policies.versions import CURRENT_VERSION
 from wellknown.mcp import MCP_PATH
 

@@ -12,7 +12,7 @@ from agent_server.capabilities.projections import DIALECTS
 from agent_server.capabilities.registry import Registry, ToolSpec
 from agent_server.foundation.settings import Settings
 from agent_server.knowledge.pack import Company, Plan
-from agent_server.mcp.server import MCP_PROTOCOL_VERSION
+from agent_server.mcp.versions import MCP_PROTOCOL_VERSION
 from agent_server.policies.retry_guidance import NOT_RETRIED, RATE_LIMITED, SERVER_ERROR
 from agent_server.policies.versions import FINAL_NOTICE_SECONDS, POLICY_PATH, VersionRegistry, http_date
 from wellknown.acp import ACP_API_BASE, ACP_DISCOVERY_PATH, ACP_VERSION

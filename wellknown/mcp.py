@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from agent_server.capabilities.projections import annotations
 from agent_server.capabilities.registry import Registry
 from agent_server.foundation.settings import Settings
-from agent_server.mcp.server import MCP_PROTOCOL_VERSION, SUPPORTED_VERSIONS
+from agent_server.mcp.versions import MCP_PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from agent_server.policies.versions import CURRENT_VERSION
 from wellknown.event_stream import EVENT_STREAM, SSE
 

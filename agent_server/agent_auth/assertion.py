@@ -20,16 +20,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from joserfc import jwt
-from joserfc.errors import (
-    BadSignatureError,
-    ClaimError,
-    ExpiredTokenError,
-    InvalidKeyIdError,
-    JoseError,
-    MissingClaimError,
-)
-from joserfc.jws import JWSRegistry, extract_compact
 from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 
@@ -40,10 +30,15 @@ from agent_server.accounts.tables import SsoConnection
 from agent_server.agent_auth.tables import AssertionUse
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AuthFailed, ValidationFailed
+from agent_server.foundation.lazy import lazy_module
 from agent_server.foundation.timeutil import utc
 from agent_server.gateway.plans import PlanCatalog
 from agent_server.storage.db import Database
 
+# joserfc (and the cryptography under it, ~9 MB) loads at the first assertion checked.
+jwt = lazy_module("joserfc.jwt")
+jose = lazy_module("joserfc.errors")
+jws = lazy_module("joserfc.jws")
 ID_JAG_TYP = "oauth-id-jag+jwt"
 LEEWAY_SECONDS = 60
 MAX_LIFETIME_SECONDS = 3600  # an assertion valid longer is refused: they are meant to live minutes
@@ -75,9 +70,9 @@ def assertion_refused(code: str, problem: str) -> AuthFailed:
 def _peek(assertion: str) -> dict[str, Any]:
     """The claims, unverified: only to find the organisation whose provider must have signed them."""
     try:
-        token = extract_compact(assertion.encode())
+        token = jws.extract_compact(assertion.encode())
         claims = json.loads(token.payload)
-    except (JoseError, ValueError, UnicodeDecodeError):
+    except (jose.JoseError, ValueError, UnicodeDecodeError):
         raise malformed("it is not a compact JWT") from None
     if token.headers().get("typ") != ID_JAG_TYP:
         raise malformed(f"its header typ must be {ID_JAG_TYP}")
@@ -94,18 +89,22 @@ def _peek(assertion: str) -> dict[str, Any]:
     return claims
 
 
-def _explain(exc: JoseError) -> AuthFailed:
-    if isinstance(exc, BadSignatureError | InvalidKeyIdError):
+def _explain(exc: jose.JoseError) -> AuthFailed:
+    if isinstance(exc, jose.BadSignatureError | jose.InvalidKeyIdError):
         return assertion_refused(
             "assertion_signature_invalid", "its signature does not verify with the provider's keys"
         )
-    if isinstance(exc, ExpiredTokenError):
+    if isinstance(exc, jose.ExpiredTokenError):
         return assertion_refused("assertion_expired", "it has expired")
-    if isinstance(exc, ClaimError) and not isinstance(exc, MissingClaimError) and exc.claim == "aud":
+    if (
+        isinstance(exc, jose.ClaimError)
+        and not isinstance(exc, jose.MissingClaimError)
+        and exc.claim == "aud"
+    ):
         return assertion_refused(
             "assertion_audience_mismatch", "its audience (aud) is not this service's issuer"
         )
-    if isinstance(exc, ClaimError) and exc.claim in ("iat", "nbf"):
+    if isinstance(exc, jose.ClaimError) and exc.claim in ("iat", "nbf"):
         return assertion_refused("assertion_not_yet_valid", "it is not valid yet (iat or nbf in the future)")
     return assertion_refused("assertion_signature_invalid", f"it does not verify ({exc.error})")
 
@@ -138,12 +137,12 @@ class IdJagVerifier:
 
     async def _verified(self, assertion: str, issuer: str, now: int) -> dict[str, Any]:
         metadata = await self.directory.metadata(issuer)
-        registry = JWSRegistry(algorithms=list(metadata.signing_algorithms), strict_check_header=False)
+        registry = jws.JWSRegistry(algorithms=list(metadata.signing_algorithms), strict_check_header=False)
         try:
             try:
                 keys = await self.directory.keys(metadata.jwks_uri)
                 token = jwt.decode(assertion, keys, registry=registry)
-            except InvalidKeyIdError:
+            except jose.InvalidKeyIdError:
                 keys = await self.directory.keys(metadata.jwks_uri, fresh=True)
                 token = jwt.decode(assertion, keys, registry=registry)
             jwt.JWTClaimsRegistry(
@@ -155,7 +154,7 @@ class IdJagVerifier:
                 iat={"essential": True},
                 jti={"essential": True},
             ).validate(token.claims)
-        except JoseError as exc:
+        except jose.JoseError as exc:
             raise _explain(exc) from None
         except (ValueError, TypeError):
             raise malformed("its claims have the wrong types") from None

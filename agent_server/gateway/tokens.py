@@ -12,13 +12,14 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
-import jwt
-
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AuthFailed, ExpiredToken
+from agent_server.foundation.lazy import lazy_module
 from agent_server.foundation.secret_files import load_or_create
 from agent_server.foundation.settings import Settings
 
+# PyJWT imports cryptography (~9 MB) at import; a worker serving only API keys never signs in anyone.
+jwt = lazy_module("jwt")
 ALGORITHM = "HS256"
 TOKEN_TYPE = "at+jwt"  # explicit typing: another JWT of ours can never pass as an admin token
 LEEWAY_SECONDS = 30

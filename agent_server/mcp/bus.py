@@ -1,21 +1,11 @@
-"""Where resource-change events travel: in the process, or through Redis pub/sub to every worker.
-
-Both buses implement the SDK's ``SubscriptionBus`` (``publish`` and ``subscribe``): the SDK's
-``subscriptions/listen`` streams (2026-07-28) and our ``resources/subscribe`` sessions
-(``sessions.py``) listen on the same bus. With Redis every process, the publisher included, hears
-an event from the channel once; if Redis cannot take it, the event still reaches this process.
-"""
+"""The SDK's ``SubscriptionBus`` over this process's MCP events (events.py): what its
+``subscriptions/listen`` streams (2026-07-28) and our ``resources/subscribe`` sessions (sessions.py)
+hear, and where the SDK publishes its own."""
 
 from __future__ import annotations
 
-import json
-import logging
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import Callable
 
-import anyio
-from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import (
     PromptsListChanged,
     ResourcesListChanged,
@@ -24,93 +14,38 @@ from mcp.shared.subscriptions import (
     ToolsListChanged,
 )
 
-from agent_server.capabilities.services import Services
-from agent_server.storage.kv import KVUnavailable, RedisKV
+from agent_server.mcp.events import RESOURCE_UPDATED, Change, Events
 
-log = logging.getLogger("agentgate.mcp")
 _KINDS: dict[str, ServerEvent] = {
     "tools_list_changed": ToolsListChanged(),
     "prompts_list_changed": PromptsListChanged(),
     "resources_list_changed": ResourcesListChanged(),
 }
-RECONNECT_SECONDS = 1.0
 
 
-def encode(event: ServerEvent) -> bytes:
+def to_change(event: ServerEvent) -> Change:
     if isinstance(event, ResourceUpdated):
-        return json.dumps({"kind": "resource_updated", "uri": event.uri}).encode()
-    kind = next(name for name, known in _KINDS.items() if known == event)
-    return json.dumps({"kind": kind}).encode()
+        return Change(RESOURCE_UPDATED, event.uri)
+    return Change(next(kind for kind, known in _KINDS.items() if known == event))
 
 
-def decode(raw: bytes | str) -> ServerEvent | None:
-    try:
-        data = json.loads(raw)
-        if data["kind"] == "resource_updated":
-            return ResourceUpdated(uri=str(data["uri"]))
-        return _KINDS[data["kind"]]
-    except (ValueError, KeyError, TypeError):
-        return None
+def to_event(change: Change) -> ServerEvent | None:
+    if change.kind == RESOURCE_UPDATED:
+        return ResourceUpdated(uri=str(change.uri))
+    return _KINDS.get(change.kind)
 
 
-class LocalBus(InMemorySubscriptionBus):
-    """The SDK's in-process bus, with the lifecycle every bus here has."""
-
-    @asynccontextmanager
-    async def run(self) -> AsyncIterator[None]:
-        yield
-
-
-class RedisBus:
-    """A ``SubscriptionBus`` over one Redis pub/sub channel shared by every worker of the deployment."""
-
-    def __init__(self, kv: RedisKV, url: str, channel: str) -> None:
-        self.kv, self.url, self.channel = kv, url, channel
-        self.local = InMemorySubscriptionBus()
-        self.listening = anyio.Event()  # set once the channel is subscribed (tests wait for it)
+class SDKBus:
+    def __init__(self, events: Events) -> None:
+        self.events = events
 
     async def publish(self, event: ServerEvent) -> None:
-        try:
-            await self.kv.guarded(self.kv.client.publish(self.channel, encode(event)))
-        except KVUnavailable as exc:
-            log.warning("MCP event %r not shared through Redis (%s); this process still hears it", event, exc)
-            await self.local.publish(event)
+        await self.events.publish(to_change(event))
 
     def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
-        return self.local.subscribe(listener)
+        def hear(change: Change) -> None:
+            event = to_event(change)
+            if event is not None:
+                listener(event)
 
-    @asynccontextmanager
-    async def run(self) -> AsyncIterator[None]:
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self._listen_forever)
-            yield
-            tasks.cancel_scope.cancel()
-
-    async def _listen_forever(self) -> None:
-        import redis.asyncio as redis
-        from redis.exceptions import RedisError
-
-        while True:
-            # Its own connection without a read timeout: a subscriber waits for as long as it takes.
-            client: Any = redis.from_url(self.url, socket_connect_timeout=self.kv.timeout)
-            try:
-                async with client.pubsub(ignore_subscribe_messages=True) as pubsub:
-                    await pubsub.subscribe(self.channel)
-                    self.listening.set()
-                    async for message in pubsub.listen():
-                        event = decode(message.get("data", b""))
-                        if event is not None:
-                            await self.local.publish(event)
-            except (RedisError, OSError) as exc:
-                log.warning("MCP event channel lost (%s); reconnecting in %g s", exc, RECONNECT_SECONDS)
-            finally:
-                with anyio.CancelScope(shield=True):  # closed even when the app is shutting down
-                    await client.aclose()
-            await anyio.sleep(RECONNECT_SECONDS)
-
-
-def build_bus(services: Services) -> LocalBus | RedisBus:
-    settings, kv = services.settings, services.kv
-    if settings.redis_url and isinstance(kv, RedisKV):
-        return RedisBus(kv, settings.redis_url, f"{settings.kv_prefix}mcp:events")
-    return LocalBus()
+        return self.events.subscribe(hear)

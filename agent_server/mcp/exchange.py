@@ -1,15 +1,12 @@
 """What a tool may do while an MCP request runs it: report progress, log to the client, answer in MCP's shapes.
 
-``RegistryMCPServer.call_tool`` binds the SDK's request ``Context`` for the duration of a call, so a
-registry tool (``async def fn(ctx: ToolContext, ...)``) reaches it through ``current()`` without any
-MCP type in its signature. Outside an MCP request ``current()`` is ``None`` and the helpers do nothing.
+A registry tool (``async def fn(ctx: ToolContext, ...)``) reaches the SDK's request ``Context`` through
+``call_context.current()`` without any MCP type in its signature. Outside an MCP request it is
+``None`` and the helpers here do nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -42,8 +39,6 @@ DEFAULT_LOG_LEVEL: LoggingLevel = "info"
 LOG_LEVEL_KEY = "agentgate.log_level"  # in Connection.state of a stateful session
 LOGGER = "agentgate"
 
-_current: ContextVar[Context | None] = ContextVar("agentgate_mcp_exchange", default=None)
-
 
 class MCPAnswer(BaseModel):
     """A tool answering in MCP's own terms: content blocks, input requests, or a protocol error.
@@ -53,20 +48,6 @@ class MCPAnswer(BaseModel):
 
     result: CallToolResult | InputRequiredResult | None = None
     error: ErrorData | None = None
-
-
-def current() -> Context | None:
-    """The SDK's context of the MCP request running the current tool, if any."""
-    return _current.get()
-
-
-@contextmanager
-def running(context: Context | None) -> Iterator[None]:
-    token = _current.set(context)
-    try:
-        yield
-    finally:
-        _current.reset(token)
 
 
 def connection_of(session: ServerSession) -> Connection:

@@ -39,14 +39,14 @@ from mcp.types import Prompt as MCPPrompt
 from mcp.types import Resource as MCPResource
 from mcp.types import ResourceTemplate as MCPResourceTemplate
 from mcp.types import Tool as MCPTool
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from agent_server.capabilities.context import ToolContext
 from agent_server.capabilities.registry import Registry, ToolSpec
 from agent_server.capabilities.services import Services
 from agent_server.foundation.errors import AgentError, NotFound, ValidationFailed
-from agent_server.mcp import exchange
-from agent_server.mcp.bus import build_bus
+from agent_server.mcp import call_context, exchange
+from agent_server.mcp.bus import SDKBus
+from agent_server.mcp.events import Events
 from agent_server.mcp.projection import (
     completion,
     error_result,
@@ -60,7 +60,7 @@ from agent_server.mcp.projection import (
 )
 from agent_server.mcp.sessions import SessionHub, sessions_server
 from agent_server.mcp.tenant_tools import TenantTools
-from agent_server.mcp.watch import ContentWatch
+from agent_server.mcp.versions import MCP_PROTOCOL_VERSION, MODERN_VERSIONS, SUPPORTED_VERSIONS
 
 __all__ = [
     "MCP_PROTOCOL_VERSION",
@@ -70,9 +70,6 @@ __all__ = [
     "error_result",
 ]
 
-# The version the contract names (spec 9: the MCP-Version header); every version below is served.
-MCP_PROTOCOL_VERSION = "2025-06-18"
-SUPPORTED_VERSIONS: tuple[str, ...] = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 RESOURCE_NOT_FOUND = -32002  # the handshake eras' code; 2026-07-28 (SEP-2164) uses -32602
 
 
@@ -90,8 +87,8 @@ def _invalid(err: AgentError) -> MCPError:
 class RegistryMCPServer(MCPServer):
     """``MCPServer`` whose tools, resources, templates and prompts are projections of the registry."""
 
-    def __init__(self, registry: Registry, services: Services, **kwargs: Any) -> None:
-        self.bus = build_bus(services)
+    def __init__(self, registry: Registry, services: Services, events: Events, **kwargs: Any) -> None:
+        self.bus = SDKBus(events)  # the app's event channel, running since its start (events.py)
         super().__init__(subscriptions=self.bus, **kwargs)
         self.registry = registry
         self.services = services
@@ -106,13 +103,12 @@ class RegistryMCPServer(MCPServer):
         lowlevel.add_request_handler("server/discover", RequestParams, self._handle_discover)
         self.hub = SessionHub(registry, self.bus)
         self.sessions_lowlevel = sessions_server(lowlevel, self.hub)  # copies the handlers above
-        self.watch = ContentWatch(registry, services, self.bus)
         self.tenant: TenantTools | None = None  # the tenant's tools, for callers with a token
 
     @asynccontextmanager
     async def background(self) -> AsyncIterator[None]:
-        """The event channel, delivery to sessions and the content watch, for the app's lifetime."""
-        async with self.bus.run(), self.hub.run(), self.watch.run():
+        """Delivery to sessions, for the app's lifetime."""
+        async with self.hub.run():
             yield
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
@@ -164,7 +160,7 @@ class RegistryMCPServer(MCPServer):
     ) -> CallToolResult | InputRequiredResult:
         ctx = ToolContext(self.services, surface="mcp")
         started = time.perf_counter()
-        with exchange.running(context):
+        with call_context.running(context):
             try:
                 if self.tenant is not None and self.tenant.scope_of(name) is not None:
                     result = await self.tenant.invoke(name, arguments)  # the caller's organisation
@@ -225,9 +221,7 @@ class RegistryMCPServer(MCPServer):
         try:
             spec, content = await self.registry.read(str(uri), ctx)
         except NotFound as err:
-            modern = (
-                context is not None and context.request_context.protocol_version in MODERN_PROTOCOL_VERSIONS
-            )
+            modern = context is not None and context.request_context.protocol_version in MODERN_VERSIONS
             code = INVALID_PARAMS if modern else RESOURCE_NOT_FOUND
             raise MCPError(code=code, message=err.message, data={"uri": str(uri)}) from None
         return [resource_contents(spec, content)]
@@ -238,7 +232,7 @@ class RegistryMCPServer(MCPServer):
         self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None
     ) -> GetPromptResult | InputRequiredResult:
         ctx = ToolContext(self.services, surface="mcp")
-        with exchange.running(context):
+        with call_context.running(context):
             try:
                 spec, messages = await self.registry.render_prompt(name, arguments, ctx)
             except (NotFound, ValidationFailed) as err:
@@ -275,13 +269,13 @@ class RegistryMCPServer(MCPServer):
         capabilities = lowlevel.get_capabilities(protocol_version=ctx.protocol_version)
         capabilities.logging = LoggingCapability()
         return DiscoverResult(
-            supported_versions=list(MODERN_PROTOCOL_VERSIONS),
+            supported_versions=list(MODERN_VERSIONS),
             capabilities=capabilities,
             instructions=lowlevel.instructions,
         )
 
 
-def build_mcp_server(registry: Registry, services: Services) -> RegistryMCPServer:
+def build_mcp_server(registry: Registry, services: Services, events: Events) -> RegistryMCPServer:
     settings = services.settings
     if settings.log_level.upper() != "DEBUG":
         # The SDK logs "Terminating session: None" at INFO for every stateless request: noise, and a
@@ -291,6 +285,7 @@ def build_mcp_server(registry: Registry, services: Services) -> RegistryMCPServe
     return RegistryMCPServer(
         registry,
         services,
+        events,
         name=settings.service_name,
         title=f"{company.name} public MCP server",
         description=company.tagline,

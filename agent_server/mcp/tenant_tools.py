@@ -8,18 +8,16 @@ public tools only.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.types import Tool as MCPTool
 
-from agent_server.capabilities.context import ANONYMOUS, Principal, ToolContext
+from agent_server.capabilities.context import ToolContext
 from agent_server.capabilities.registry import Registry
 from agent_server.capabilities.services import Services
+from agent_server.mcp.call_context import CALLER
 from agent_server.mcp.projection import mcp_tools
-
-CALLER: ContextVar[Principal] = ContextVar("mcp_caller", default=ANONYMOUS)
 
 
 @dataclass

@@ -18,13 +18,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
-from mcp.server.subscriptions import SubscriptionBus
-from mcp.shared.subscriptions import ResourceUpdated
 
 from agent_server.capabilities.context import ToolContext
 from agent_server.capabilities.registry import Registry
 from agent_server.capabilities.services import Services
 from agent_server.knowledge.pack import ContentError, shipped_content_dir
+from agent_server.mcp.events import RESOURCE_UPDATED, Change, Events
 from agent_server.storage.kv import KVUnavailable
 
 log = logging.getLogger("agentgate.mcp")
@@ -42,7 +41,7 @@ def content_signature(folders: list[Path]) -> tuple[tuple[str, int, int], ...]:
 
 
 class ContentWatch:
-    def __init__(self, registry: Registry, services: Services, bus: SubscriptionBus) -> None:
+    def __init__(self, registry: Registry, services: Services, bus: Events) -> None:
         self.registry, self.services, self.bus = registry, services, bus
         settings = services.settings
         self.interval = settings.mcp_content_check_seconds
@@ -89,7 +88,7 @@ class ContentWatch:
         changed = [uri for uri, digest in digests.items() if before.get(uri) not in (None, digest)]
         for uri in changed:
             if await self._claim(f"mcp:changed:{uri}:{before[uri]}:{digests[uri]}"):
-                await self.bus.publish(ResourceUpdated(uri=uri))
+                await self.bus.publish(Change(RESOURCE_UPDATED, uri))
         return changed
 
     async def _claim(self, key: str) -> bool:

@@ -24,16 +24,19 @@ from typing import Any
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from starlette.routing import Match, Route
 from starlette.types import Message, Receive, Scope, Send
 
+from agent_server.capabilities.registry import Registry
+from agent_server.capabilities.services import Services
 from agent_server.foundation.request_context import AUTHORIZATION
 from agent_server.foundation.settings import Settings
+from agent_server.mcp.call_context import CALLER
+from agent_server.mcp.events import Events
 from agent_server.mcp.jsonrpc import Refusal, inspect
-from agent_server.mcp.server import RegistryMCPServer
-from agent_server.mcp.tenant_tools import CALLER
-from http_facade.routes.mcp_callers import MCPCallers
-from http_facade.routes.mcp_fast import VERSION_LINE, FastPathGate
+from agent_server.mcp.server import RegistryMCPServer, build_mcp_server
+from agent_server.mcp.tenant_tools import TenantTools
+from http_facade.routes.mcp_callers import MCPCallers, Resolve
+from http_facade.routes.mcp_fast import VERSION_LINE, FastPathGate, fast_path
 from http_facade.routes.mcp_transport import SessionManager, as_event_stream, read_body
 
 BOTH = b"application/json, text/event-stream"
@@ -43,17 +46,6 @@ SESSION_HEADER = b"mcp-session-id"
 MAX_REMEMBERED_HOSTS = 256
 _UNDECIDED = object()
 VERSION_HEADER = b"mcp-protocol-version"
-
-
-class MCPRoute(Route):
-    """The endpoint's exact route, recording itself in ``scope["route"]`` as FastAPI's routes do: the
-    edge's metrics then name the request's series without matching it against every route again."""
-
-    def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        match, child_scope = super().matches(scope)
-        if match is not Match.NONE:
-            child_scope["route"] = self
-        return match, child_scope
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
@@ -137,6 +129,32 @@ def session_managers(server: RegistryMCPServer, settings: Settings) -> dict[str,
     if settings.mcp_sessions:
         managers["sessions"] = SessionManager(server, settings, **common)
     return managers
+
+
+def build_endpoint(
+    registry: Registry,
+    tenant_registry: Registry,
+    site_services: Services,
+    services: Services,
+    events: Events,
+    caller: Resolve,
+    manifest: Callable[[], dict],
+) -> tuple[MCPEndpoint, list[Any]]:
+    """The endpoint and what runs beside it; ``MCPOnDemand`` (mcp_on_demand.py) calls this at the
+    first request. MCP serves anonymous callers: their model calls spend the site's budget
+    (``site_services``); a caller with an OAuth token sees its organisation's tools too."""
+    settings = services.settings
+    server = build_mcp_server(registry, site_services, events)
+    server.tenant = TenantTools(tenant_registry, services)
+    managers = session_managers(server, settings)
+    endpoint = MCPEndpoint(
+        managers,
+        manifest,
+        HostGuard(transport_security(settings)),
+        fast_path=fast_path(server, settings),  # hot requests skip the SDK's transport
+        callers=MCPCallers(caller, server.tenant, settings.public_base_url),
+    )
+    return endpoint, list(managers.values())
 
 
 class MCPEndpoint:

@@ -14,7 +14,8 @@ from starlette.types import Message, Receive, Scope, Send
 
 from agent_server.foundation.settings import Settings
 from agent_server.mcp.fast import MCPFastPath
-from agent_server.mcp.server import MCP_PROTOCOL_VERSION, RegistryMCPServer
+from agent_server.mcp.server import RegistryMCPServer
+from agent_server.mcp.versions import MCP_PROTOCOL_VERSION
 
 log = logging.getLogger("agentgate.mcp")
 VERSION_LINE = (b"mcp-version", MCP_PROTOCOL_VERSION.encode())  # on every answer of the endpoint

@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from agent_server.capabilities.context import ToolContext
 from agent_server.capabilities.registry import tool
-from agent_server.mcp import exchange
+from agent_server.mcp import call_context, exchange
 from agent_server.mcp.exchange import MCPAnswer
 
 IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -41,7 +41,7 @@ MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 
 
 def mcp() -> Context:
-    context = exchange.current()
+    context = call_context.current()
     assert context is not None, "conformance fixtures run under MCP only"
     return context
 

@@ -51,7 +51,7 @@ class Side:
     @property
     def gate(self) -> FastPathGate | None:
         route = next(r for r in self.app.routes if getattr(r, "path", None) == URL)
-        return route.endpoint.fast_path  # type: ignore[attr-defined]
+        return route.endpoint.built.fast_path  # type: ignore[attr-defined]
 
     async def post(
         self, body: object, headers: dict[str, str] | list[tuple[str, str]], url: str = URL
@@ -71,6 +71,8 @@ async def side(data_dir: Path, *, fast: bool, **settings: Any) -> AsyncIterator[
         running(create_app(config)) as app,
         httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=BASE_URL) as client,
     ):
+        route = next(r for r in app.routes if getattr(r, "path", None) == URL)
+        await route.endpoint.started()  # built at the first request otherwise (mcp_on_demand.py)
         yield Side(app, client)
 
 

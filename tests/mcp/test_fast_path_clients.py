@@ -15,9 +15,10 @@ from tests.test_surfaces import CALLABLE, EXAMPLES, RESOURCE_URIS, TOOL_NAMES
 
 
 def gate_of(server: LiveServer) -> FastPathGate:
+    """The server's gate; its endpoint is built by the first MCP request (a client's first)."""
     app = server.server.config.app
     route = next(r for r in app.routes if getattr(r, "path", None) == "/api/mcp.php")
-    gate = route.endpoint.fast_path
+    gate = route.endpoint.built.fast_path
     assert isinstance(gate, FastPathGate)
     return gate
 
@@ -26,9 +27,9 @@ def gate_of(server: LiveServer) -> FastPathGate:
 async def test_sdk_client_is_served_by_the_fast_path(
     live_server: LiveServer, mode: str, version: str
 ) -> None:
-    gate = gate_of(live_server)
     async with Client(f"{live_server.url}/api/mcp.php", mode=mode) as client:
         assert client.protocol_version == version
+        gate = gate_of(live_server)
         served = gate.served
         assert sorted(t.name for t in (await client.list_tools()).tools) == sorted(TOOL_NAMES)
         for name in CALLABLE:

@@ -16,7 +16,7 @@ import redis
 
 from agent_server.capabilities.services import build_services, close_services
 from agent_server.foundation.settings import Settings
-from agent_server.mcp.bus import LocalBus
+from agent_server.mcp.events import LocalEvents
 from agent_server.mcp.watch import ContentWatch
 from agent_server.storage.kv import MemoryKV
 from tests.conftest import LiveServer
@@ -157,7 +157,7 @@ async def test_workers_that_all_notice_a_change_announce_it_once(tmp_path: Path)
     two workers polling at random moments cannot show a duplicate deterministically."""
     content = tmp_path / "content"
     content.mkdir()
-    shared, announced = MemoryKV(), LocalBus()
+    shared, announced = MemoryKV(), LocalEvents()
     heard: list[str] = []
     announced.subscribe(lambda event: heard.append(event.uri))  # type: ignore[union-attr]
     async with AsyncExitStack() as stack:
