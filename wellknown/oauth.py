@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent_server.foundation.settings import Settings
-from agent_server.oauth.endpoints import AUTH_METHODS as CLIENT_AUTH_METHODS
-from agent_server.oauth.endpoints import GRANT_TYPES
-from agent_server.oauth.server import SCOPES as OAUTH_SCOPES  # of access tokens: never admin
+from agent_server.oauth.vocabulary import AUTH_METHODS as CLIENT_AUTH_METHODS
+from agent_server.oauth.vocabulary import GRANT_TYPES
+from agent_server.oauth.vocabulary import SCOPES as OAUTH_SCOPES  # of access tokens: never admin
 
 AUTHORIZATION_SERVER_PATH = "/.well-known/oauth-authorization-server"
 PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"

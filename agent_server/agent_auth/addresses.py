@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import hashlib
 
-from disposable_email_domains import blocklist
 from email_validator import EmailNotValidError, validate_email
 
 from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.lazy import lazy_module
+
+# The list (~1.5 MB in memory) loads at the first address checked.
+disposable = lazy_module("disposable_email_domains")
 
 
 def digest(email: str) -> str:
@@ -24,7 +27,7 @@ def digest(email: str) -> str:
 
 def _disposable(domain: str) -> bool:
     labels = domain.split(".")
-    return any(".".join(labels[i:]) in blocklist for i in range(len(labels) - 1))
+    return any(".".join(labels[i:]) in disposable.blocklist for i in range(len(labels) - 1))
 
 
 def checked_address(raw: str) -> str:

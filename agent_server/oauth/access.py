@@ -14,8 +14,8 @@ from agent_server.foundation.clock import Clock
 from agent_server.gateway.auth import KeyPrincipal
 from agent_server.gateway.plans import PlanCatalog
 from agent_server.gateway.tables import Tenant, User, unix
-from agent_server.oauth.models import digest
 from agent_server.oauth.store import OAuthStore
+from agent_server.oauth.vocabulary import digest
 
 
 class AccessTokens:

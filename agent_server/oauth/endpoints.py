@@ -20,13 +20,11 @@ from agent_server.foundation.ids import new_id
 from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import unix
 from agent_server.oauth.bridge import run
-from agent_server.oauth.models import DEFAULT_SCOPES, Token, digest
-from agent_server.oauth.server import SCOPES
+from agent_server.oauth.models import Token
 from agent_server.oauth.tables import OAuthClient
+from agent_server.oauth.vocabulary import AUTH_METHODS, DEFAULT_SCOPES, GRANT_TYPES, SCOPES, digest
 
 MAX_REDIRECT_URIS = 5
-AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
-GRANT_TYPES = ("authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:jwt-bearer")
 LOOPBACK = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 

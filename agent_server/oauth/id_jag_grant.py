@@ -19,8 +19,8 @@ from authlib.oauth2.rfc6749.grants import BaseGrant, TokenEndpointMixin
 from agent_server.foundation.errors import AgentError
 from agent_server.foundation.ids import new_id
 from agent_server.oauth.bridge import run
-from agent_server.oauth.models import Owner
 from agent_server.oauth.store import Issued
+from agent_server.oauth.vocabulary import Owner
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 

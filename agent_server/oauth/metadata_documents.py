@@ -20,11 +20,10 @@ import httpx
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import ValidationFailed
 from agent_server.foundation.timeutil import utc
-from agent_server.oauth.endpoints import GRANT_TYPES, redirect_problem
-from agent_server.oauth.models import DEFAULT_SCOPES
-from agent_server.oauth.server import SCOPES
+from agent_server.oauth.endpoints import redirect_problem
 from agent_server.oauth.store import OAuthStore
 from agent_server.oauth.tables import OAuthClient
+from agent_server.oauth.vocabulary import DEFAULT_SCOPES, GRANT_TYPES, SCOPES
 from agent_server.webhooks.url_guard import UrlGuard, pinned_client
 
 CACHE_SECONDS = 300

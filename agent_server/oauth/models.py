@@ -2,38 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-from dataclasses import dataclass
 
 from authlib.oauth2.rfc6749 import AuthorizationCodeMixin, ClientMixin, TokenMixin
 from authlib.oauth2.rfc6749.util import list_to_scope, scope_to_list
 
 from agent_server.oauth.tables import OAuthClient, OAuthCode, OAuthToken
-
-# What a client may ask for: the gateway's scopes (never admin), those of the tenant's MCP tools, and
-# commerce:checkout (the ACP tools on /api/mcp.php for the organisation; docs/agentic-commerce.md).
-SCOPES = (
-    "chat", "embeddings", "files", "models", "usage:read", "keys:read", "keys:write", "logs:read",
-    "commerce:checkout",
-)  # fmt: skip
-# A client that names no scope gets these: buying on the person's behalf is asked for by name only.
-DEFAULT_SCOPES = tuple(scope for scope in SCOPES if scope != "commerce:checkout")
-
-
-def digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class Owner:
-    """The person who consented, in their organisation: who a code and its tokens act for."""
-
-    user_id: str
-    tenant_id: str
-
-    def get_user_id(self) -> str:
-        return self.user_id
+from agent_server.oauth.vocabulary import SCOPES, digest
 
 
 class Client(ClientMixin):

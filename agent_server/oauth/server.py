@@ -17,11 +17,11 @@ from authlib.oauth2.rfc6750 import BearerTokenGenerator
 from authlib.oauth2.rfc7636 import CodeChallenge
 
 from agent_server.oauth.bridge import run
-from agent_server.oauth.models import SCOPES, Client, Code, Owner, Token
+from agent_server.oauth.models import Client, Code, Token
 from agent_server.oauth.store import ACCESS_SECONDS, Issued, OAuthStore
 from agent_server.oauth.tables import OAuthCode
+from agent_server.oauth.vocabulary import ACCESS_PREFIX, REFRESH_PREFIX, SCOPES, Owner
 
-ACCESS_PREFIX, REFRESH_PREFIX = "oat_", "ort_"
 __all__ = ["SCOPES", "Server"]
 
 

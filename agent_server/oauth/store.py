@@ -8,17 +8,24 @@ rotated by one atomic update too; presenting a rotated one again revokes its who
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, delete, select, update
 
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.ids import new_id
+from agent_server.foundation.lazy import lazy_module
 from agent_server.foundation.timeutil import utc
 from agent_server.gateway.auth import TOKEN_KEY_PREFIX
-from agent_server.oauth.models import Code, Owner, Token, digest
 from agent_server.oauth.tables import OAuthClient, OAuthCode, OAuthConsent, OAuthToken
+from agent_server.oauth.vocabulary import Owner, digest
 from agent_server.storage.db import Database
+
+if TYPE_CHECKING:
+    from agent_server.oauth.models import Code, Token
+
+# authlib's code and token shapes, which only its flows ask for (service.py builds them at first use).
+models = lazy_module("agent_server.oauth.models")
 
 CODE_SECONDS = 60
 ACCESS_SECONDS = 900
@@ -76,7 +83,7 @@ class OAuthStore:
             )
             row = await session.get(OAuthCode, key)
             if taken.rowcount == 1 and row is not None:  # type: ignore[attr-defined]
-                return Code(row)
+                return models.Code(row)
             if row is not None and row.used_at is not None:
                 await self._revoke_family(session, key, now)
         return None
@@ -115,7 +122,7 @@ class OAuthStore:
             expired = (
                 row.refresh_expires_at is None or row.refresh_expires_at.replace(tzinfo=now.tzinfo) <= now
             )
-        return Token(row, expired)
+        return models.Token(row, expired)
 
     async def rotate(self, token: Token) -> bool:
         """Mark a refresh token used; False when another request used it first."""
@@ -153,7 +160,7 @@ class OAuthStore:
             ends = row.access_expires_at
         else:
             ends = row.refresh_expires_at if row.rotated_at is None else row.rotated_at
-        return Token(row, ends is None or ends.replace(tzinfo=now.tzinfo) <= now)
+        return models.Token(row, ends is None or ends.replace(tzinfo=now.tzinfo) <= now)
 
     async def revoke(self, token: str, client_id: str) -> None:
         """RFC 7009: revoke the family of an access or refresh token of this client."""

@@ -12,9 +12,8 @@ import re
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
@@ -22,6 +21,9 @@ from starlette.responses import HTMLResponse
 from agent_server.billing.money import exponent
 from http_facade.pages.form_state import FormState
 from http_facade.pages.security import PAGE_HEADERS
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 TEMPLATES_DIR = PACKAGE_DIR / "templates"
@@ -36,14 +38,6 @@ NAV: tuple[tuple[str, str], ...] = (
     ("/status-page", "Status"),
     ("/docs", "API docs"),
     ("/app", "Dashboard"),  # sign in there; signed in, the dashboard header names the person
-)
-
-environment = Environment(
-    loader=FileSystemLoader(TEMPLATES_DIR),
-    autoescape=select_autoescape(default=True, default_for_string=True),
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
 )
 
 
@@ -75,11 +69,24 @@ def inline_code(text: str) -> Markup:
     return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape(text))))
 
 
-environment.globals["static"] = static_url
-environment.globals["blank_form"] = FormState.blank  # a form not sent yet, for partials that hold one
-environment.filters["money"] = money
-environment.filters["money_minor"] = money_minor
-environment.filters["inline_code"] = inline_code
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    """Made at the first page: a worker serving only the API never loads Jinja2 (docs/performance.md)."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+    made = Environment(
+        loader=FileSystemLoader(TEMPLATES_DIR),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    made.globals["static"] = static_url
+    made.globals["blank_form"] = FormState.blank  # a form not sent yet, for partials that hold one
+    made.filters["money"] = money
+    made.filters["money_minor"] = money_minor
+    made.filters["inline_code"] = inline_code
+    return made
 
 
 def _current(path: str) -> str:
@@ -107,5 +114,5 @@ def render(
         "current": _current(request.url.path),
         **(context or {}),
     }
-    body = environment.get_template(template).render(page)
+    body = environment().get_template(template).render(page)
     return HTMLResponse(body, status_code=status, headers={**PAGE_HEADERS, **(headers or {})})

@@ -24,7 +24,7 @@ from starlette.types import Receive, Scope, Send
 from agent_server.capabilities.context import Principal
 from agent_server.commerce.platforms import COMMERCE_SCOPE
 from agent_server.mcp.tenant_tools import TenantTools
-from agent_server.oauth.server import ACCESS_PREFIX
+from agent_server.oauth.vocabulary import ACCESS_PREFIX
 from http_facade.routes.mcp_transport import read_body
 from tools.commerce import ACP_TOOLS
 from wellknown.oauth import bearer_challenge

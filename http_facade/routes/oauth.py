@@ -11,7 +11,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel
 
-from agent_server.oauth.service import Answer, OAuthError, OAuthService
+from agent_server.oauth.service import OAuthService
+from agent_server.oauth.vocabulary import Answer, OAuthError
 from agent_server.policies.ratelimit import Policy
 from http_facade.deps import client_ip
 from wellknown import oauth

@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from agent_server.commerce.platforms import COMMERCE_SCOPE, organisation_platform_id
 from agent_server.foundation.settings import Settings
-from agent_server.oauth.models import SCOPES
+from agent_server.oauth.vocabulary import SCOPES
 from tests.agent_auth.oauth_world import REDIRECT, TOKEN_URL, authorization, consent, oauth_client, register
 from tests.commerce.conftest import TRAINING, VERSION, assert_valid, payment
 from tests.conftest import BASE_URL

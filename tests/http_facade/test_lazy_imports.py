@@ -2,7 +2,7 @@
 
 Each library below is loaded at first use (a passkey ceremony, an OpenID sign-in, an SMTP message,
 a signed bridge call, a DNS look-up, an ACP request, a payment, a SAML assertion, an exported
-trace). The check runs in a fresh interpreter: this test process has imported them all already.
+trace, an MCP request, an OAuth flow, a session token, a page). The check runs in a fresh interpreter: this test process has imported them all already.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import pytest
 from agent_server.foundation.lazy import lazy_module
 
 # Libraries a worker loads only at first use; one a change imports at start again fails here.
-# Not (yet) among them: authlib and joserfc, which the OAuth authorization server (authlib's server
-# classes, subclassed at import) and the ID-JAG check load at start.
 LAZY = (
     "stripe",
     "saml2",
@@ -33,6 +31,15 @@ LAZY = (
     "jsonschema",
     "zxcvbn",
     "opentelemetry.sdk",
+    "mcp",  # the first MCP request (http_facade/routes/mcp_on_demand.py)
+    "mcp_types",
+    "authlib",  # the first OAuth flow (agent_server/oauth/service.py: flows)
+    "joserfc",  # the first ID-JAG checked
+    "jwt",  # the first admin session
+    "cryptography",  # under all three, and the first secret encrypted
+    "jinja2",  # the first page
+    "disposable_email_domains",  # the first address checked
+    "rich",  # httpx's command line, never run by the service (agent_server/__init__.py)
 )
 
 PROBE = """

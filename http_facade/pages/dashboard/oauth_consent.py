@@ -17,8 +17,7 @@ from pydantic import Field
 
 from agent_server.accounts.roles import BUILDERS
 from agent_server.foundation.errors import PermissionDenied
-from agent_server.oauth.models import Owner
-from agent_server.oauth.service import OAuthError
+from agent_server.oauth.vocabulary import OAuthError, Owner
 from http_facade.pages.dashboard.route import DashboardForm, SessionDep, checked, dashboard_router, page
 from http_facade.pages.dashboard.session import APP_PATH, Session
 
