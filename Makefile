@@ -38,7 +38,7 @@ test: $(BIN)/.installed
 	@for script in tests/support/deps/*.sh; do [ -e "$$script" ] || continue; sh "$$script" || exit 1; done
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest -n auto --dist loadscope --durations=15
+	$(BIN)/pytest -n auto --dist loadscope --no-loadscope-reorder --durations=15
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check --fix .

@@ -57,11 +57,15 @@ REDIS_URL = _per_worker(os.environ.get("AGENTGATE_TEST_REDIS_URL", "redis://127.
 POSTGRES_URL = os.environ.get("AGENTGATE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
-# The longest modules first: `make test` spreads modules over processes (pytest-xdist, loadscope),
-# and a long module handed out last would run alone at the end.
+# The longest modules first: `make test` spreads modules over processes (pytest-xdist, loadscope,
+# with --no-loadscope-reorder: xdist would otherwise hand out the modules with the most tests first,
+# which put the two one-test schemathesis modules, a third of the run's CPU, together at its end).
 LONG_FIRST = (
     "tests/security/test_schemathesis.py",
+    "tests/commerce/test_acp_schemathesis.py",
     "tests/browser/",
+    "tests/security/test_fuzz_queries.py",
+    "tests/security/test_role_policy.py",
     "tests/mcp/test_inspector.py",
     "tests/scale/",
     "tests/operability/",
