@@ -72,7 +72,11 @@ class LocalEvents:
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         token = object()
         self._listeners[token] = listener
-        return lambda: self._listeners.pop(token, None) and None
+
+        def unsubscribe() -> None:  # idempotent, as the SDK's bus promises
+            self._listeners.pop(token, None)
+
+        return unsubscribe
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
