@@ -11,6 +11,7 @@ import anyio
 from fastapi import FastAPI
 
 from agent_server.accounts.service import Accounts
+from agent_server.admin.wiring import admin_running
 from agent_server.agent_auth.asserted import asserted_keys_of
 from agent_server.batches.wiring import build_batches
 from agent_server.billing.wiring import build_billing
@@ -30,12 +31,18 @@ from agent_server.policies.versions import VersionRegistry, default_versions
 from agent_server.reminders.job import VersionReminders
 from agent_server.site.build import build_site
 from agent_server.site.leads import DiscoveryCalls
+from http_facade.audit_trail import AuditMiddleware
 from http_facade.errors import install_error_handlers
 from http_facade.exact_routes import ExactRoutesApp
 from http_facade.middleware import Edge
-from http_facade.pages.routers import install_pages
+from http_facade.route_groups import (
+    ADMINISTRATION_PREFIXES,
+    PAGE_PREFIXES,
+    install_administration,
+    install_pages,
+    renames_connectors,
+)
 from http_facade.routes import (
-    admin_keys,
     agent_auth,
     gateway_batches,
     gateway_cached,
@@ -52,9 +59,6 @@ from http_facade.routes import (
 )
 from http_facade.routes import oauth as oauth_routes
 from http_facade.routes import tools as tool_routes
-from http_facade.routes.account_routers import ACCOUNT_ROUTERS
-from http_facade.routes.admin_connectors import install_connectors
-from http_facade.routes.admin_routers import ADMIN_ROUTERS, AuditMiddleware, admin_running
 from http_facade.routes.billing_routers import install_billing
 from http_facade.routes.internal_rpc import install_internal_rpc
 from http_facade.routes.mcp_on_demand import Built, MCPOnDemand, MCPRoute
@@ -191,12 +195,13 @@ def create_app(
     app.include_router(gateway_files.router)  # /v1/files and /v1/batches (docs/batches.md)
     app.include_router(gateway_batches.router)
     app.include_router(tool_routes.router)
-    app.include_router(admin_keys.router)
-    for admin_router in ADMIN_ROUTERS:
-        app.include_router(admin_router)
-    install_connectors(app, settings)  # /admin/<office_suite>/..., /admin/<search_provider>/...
-    for account_router in ACCOUNT_ROUTERS:
-        app.include_router(account_router)
+    # The administration API and the pages for people are built at their first request: most
+    # workers serve neither (http_facade/deferred_routes.py).
+    administration = app.defer(
+        "administration", ADMINISTRATION_PREFIXES, lambda app: install_administration(app, settings)
+    )
+    if renames_connectors(settings):  # checked against the /admin routes at start, not at first use
+        administration.build()
     app.include_router(chat_router(settings))  # its token header: <header_prefix>Token
     register.offer_plans(app, services.knowledge.pack.plans)  # only self-serve plans (docs/billing.md)
     for site_router in SITE_ROUTERS:
@@ -207,7 +212,9 @@ def create_app(
     app.include_router(oauth_routes.router)
     install_billing(app, billing)  # /<billing_path_segment>/... (spec 4.3)
     install_internal_rpc(app, settings, registry, gateway)  # with service credentials only
-    install_pages(app)  # pages for people, /docs, /docs/errors and /static (docs/pages.md)
+    app.defer(
+        "pages", PAGE_PREFIXES, install_pages
+    )  # for people, /docs, /docs/errors, /static (docs/pages.md)
     app.openapi = wellknown.openapi_override(app, settings, versions, services.clock)  # type: ignore[method-assign]
 
     app.add_middleware(AuditMiddleware, routes_app=app)  # records every /admin/ action

@@ -8,7 +8,8 @@ dependencies (the endpoint has none). On a hot MCP call they cost about a twenti
 (docs/performance.md, "MCP fast path"). Any other method on the same path goes the usual way, so
 a 405 is the router's.
 
-Its ``include_router`` adds routers' routes as built once per process (http_facade/shared_routes.py).
+Its ``include_router`` adds routers' routes as built once per process (http_facade/shared_routes.py),
+and ``defer`` adds a group of routes built at its first request (http_facade/deferred_routes.py).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from fastapi import APIRouter, FastAPI
 from starlette.middleware import Middleware
 from starlette.middleware.errors import ServerErrorMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from http_facade.deferred_routes import DeferredRoutes, Install, build_all
 from http_facade.shared_routes import can_share, include_shared
 
 
@@ -43,6 +45,19 @@ class ExactRoutesApp(FastAPI):
             super().include_router(router, prefix=prefix, **options)
             return
         include_shared(self, router, prefix)
+
+    def defer(self, name: str, prefixes: tuple[str, ...], install: Install) -> DeferredRoutes:
+        """Hold a place in the routes for what ``install(app)`` adds, built at the first request whose
+        path starts with one of ``prefixes`` (every route the group adds must start with one)."""
+        group = DeferredRoutes(self, name, prefixes, install)
+        self.router.routes.append(group)
+        return group
+
+    @property
+    def routes(self) -> list[BaseRoute]:
+        """Every route, deferred groups built (the router matches against ``router.routes``)."""
+        build_all(self)
+        return self.router.routes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self.root_path:

@@ -29,15 +29,17 @@ def route_template(scope: Scope, status: int, routes_app: object) -> str:
 def _match(scope: Scope, routes_app: object) -> str:
     from fastapi.routing import iter_route_contexts
 
-    routes = getattr(routes_app, "routes", [])
+    # The router's own list: a deferred group (http_facade/deferred_routes.py) builds if it matches.
+    routes = getattr(getattr(routes_app, "router", None), "routes", [])
     partial = None
     for context in iter_route_contexts(routes):
         try:
-            match, _ = context.matches(scope)
+            match, child_scope = context.matches(scope)
         except Exception:  # a route that cannot judge this scope does not match it
             continue
+        template = context.path_format or getattr(child_scope.get("route"), "path_format", None)
         if match == Match.FULL:
-            return context.path_format or UNMATCHED
+            return template or UNMATCHED
         if match == Match.PARTIAL and partial is None:
-            partial = context.path_format
+            partial = template
     return partial or UNMATCHED

@@ -279,15 +279,17 @@ ROUTE_POLICY: dict[tuple[str, str], Access] = {
 
 def _full_templates(app: Any) -> dict[int, str]:
     """Each route's whole path template, prefixes of included routers too (``scope["route"]`` is the
-    route as its router declared it, without the prefix it was included under). Built once per app."""
-    templates = getattr(app.state, _TEMPLATES, None)
-    if templates is None:
+    route as its router declared it, without the prefix it was included under). Built once per app
+    and again when a deferred group of routes has been built since (http_facade/deferred_routes.py)."""
+    routes = app.router.routes
+    count, templates = getattr(app.state, _TEMPLATES, (-1, {}))
+    if count != len(routes):
         found: dict[int, set[str]] = {}
-        for context in iter_route_contexts(app.routes):
+        for context in iter_route_contexts(routes):
             if context.path_format:
                 found.setdefault(id(context.original_route), set()).add(context.path_format)
         templates = {key: paths.pop() for key, paths in found.items() if len(paths) == 1}
-        setattr(app.state, _TEMPLATES, templates)
+        setattr(app.state, _TEMPLATES, (len(routes), templates))
     return templates
 
 

@@ -17,11 +17,11 @@ from agent_server.admin.wiring import AdminServices, admin_services
 from agent_server.foundation.errors import NotFound, PermissionDenied
 from agent_server.gateway.repository import find_tenant
 from agent_server.gateway.tokens import AdminClaims
+from http_facade.audit_trail import AUDIT_STATE
 from http_facade.deps import client_ip
 from http_facade.gateway_deps import admin_claims
 
 PLATFORM_ADMIN = "platform:admin"
-AUDIT_STATE = "audit"  # request.state.audit: what a route adds to its audit entry
 
 
 @dataclass(frozen=True)

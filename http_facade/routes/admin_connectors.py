@@ -55,7 +55,7 @@ def install_connectors(app: FastAPI, settings: Settings) -> None:
     from fastapi.routing import iter_route_contexts
 
     taken = {"connectors"}
-    for context in iter_route_contexts(app.routes):  # included routers' routes too
+    for context in iter_route_contexts(app.router.routes):  # built so far, included routers' too
         parts = str(context.path_format or "").split("/")
         if len(parts) > 2 and parts[1] == "admin":
             taken.add(parts[2])

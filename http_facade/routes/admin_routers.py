@@ -3,7 +3,6 @@ the connector routes follow the deployment's path segments (``admin_connectors.i
 
 from __future__ import annotations
 
-from agent_server.admin.wiring import admin_running
 from http_facade.routes import (
     admin_audit,
     admin_commerce,
@@ -14,7 +13,6 @@ from http_facade.routes import (
     admin_routing,
     admin_webhooks,
 )
-from http_facade.routes.admin_audit import AuditMiddleware
 
 ADMIN_ROUTERS = (
     admin_webhooks.router,
@@ -26,5 +24,3 @@ ADMIN_ROUTERS = (
     admin_commerce.router,
     admin_logs.router,
 )
-
-__all__ = ["ADMIN_ROUTERS", "AuditMiddleware", "admin_running"]
