@@ -62,7 +62,7 @@ def test_every_public_page_passes_axe_and_fits_375_px(visitor: Visitor) -> None:
     } <= set(paths)
     for path in paths:
         visitor.open(path)
-        visitor.page.wait_for_load_state("networkidle")  # the API explorer draws itself after load
+        visitor.quiet()  # the API explorer draws itself after load
         check_wide_then_narrow(visitor, path)
     for name in form_pages(visitor):
         check_wide_then_narrow(visitor, name)
@@ -92,9 +92,9 @@ def test_no_page_loads_anything_from_outside_the_service(visitor: Visitor) -> No
     visitor.context.on("request", lambda request: loaded.add(request.url))
     for path in public_paths():
         visitor.open(path)
-        visitor.page.wait_for_load_state("networkidle")
+        visitor.quiet()
     for _ in chain(form_pages(visitor), dashboard_pages(visitor)):
-        visitor.page.wait_for_load_state("networkidle")
+        visitor.quiet()
     assert any("/static/js/dashboard/" in url for url in loaded)  # the pages' own modules did load
     assert visitor.problems.outside == []
     visitor.assert_clean()

@@ -75,6 +75,7 @@ class FakeUpstream:
         if self.script.gate is not None:
             self.script.gate.set()
         self.server.should_exit = True
+        self.server.force_exit = True  # no graceful wait for the test's idle or cut connections
         self.thread.join(timeout=10)
 
     async def _chat(self, request: Request) -> Response:
