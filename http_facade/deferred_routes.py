@@ -41,7 +41,12 @@ class DeferredRoutes(BaseRoute):
             return self._routes
         routes = self.app.router.routes
         end = len(routes)
-        install(self.app)
+        try:
+            install(self.app)
+        except BaseException:
+            del routes[end:]  # nothing half-installed; the next request tries again
+            self._install = install
+            raise
         self._routes = routes[end:]
         del routes[end:]
         # The router may be iterating this list right now (a request matching this placeholder): the

@@ -109,3 +109,26 @@ def test_a_worker_starts_without_the_deferred_modules(tmp_path: Path) -> None:
     probe = [sys.executable, "-c", PROBE, str(tmp_path), json.dumps(modules)]
     done = subprocess.run(probe, capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+async def test_a_group_that_fails_to_build_answers_500_and_builds_at_the_next_request(tmp_path: Path) -> None:
+    application = create_app(_settings(tmp_path))
+    calls: list[int] = []
+
+    def install(app: ExactRoutesApp) -> None:
+        calls.append(1)
+        app.add_api_route("/flaky/thing", lambda: {"ok": True})
+        if len(calls) == 1:
+            raise RuntimeError("an import failed")
+
+    application.router.routes.insert(0, DeferredRoutes(application, "flaky", ("/flaky/",), install))
+    async with running(application) as app:
+        transport = httpx.ASGITransport(app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:
+            failed = await client.get("/flaky/thing")
+            assert failed.status_code == 500 and failed.json()["error"]["type"]
+            answer = await client.get("/flaky/thing")
+            assert answer.status_code == 200 and answer.json() == {"ok": True} and len(calls) >= 2
+    # the failed attempt left nothing behind: one route, where the placeholder stood
+    flaky = [i for i, r in enumerate(app.router.routes) if getattr(r, "path", "") == "/flaky/thing"]
+    assert flaky == [0]
