@@ -117,9 +117,14 @@ async def test_a_restart_between_attempts_loses_no_delivery(settings, receiver: 
         assert len(receiver.requests) == 2
         assert_signed(hook["secret"], receiver.requests[1])
         assert receiver.requests[0].headers["webhook-id"] == receiver.requests[1].headers["webhook-id"]
-        [(delivery, attempts)] = await admin_services(app.state.services).webhooks.deliveries(
-            tenants["a"], hook["id"]
-        )
+        # The worker records the attempt once the receiver has answered: a loaded machine may take a
+        # while between the two, so wait for the record, bounded only against a hang.
+        webhooks, deadline = admin_services(app.state.services).webhooks, time.monotonic() + 30
+        while True:
+            [(delivery, attempts)] = await webhooks.deliveries(tenants["a"], hook["id"])
+            if delivery.status != "pending" or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.02)
         assert delivery.status == "delivered" and [a.status_code for a in attempts] == [503, 200]
 
 
