@@ -64,6 +64,9 @@ def run_snippet(code: str) -> str:
 
 def assert_actions_in_view(page: Page) -> None:
     """Every row's actions lie inside the table's box and the window, with nothing to scroll to."""
+    # Measured with the page's stylesheets applied: the rows can be there before keys.css is (beside a
+    # CPU hog the table once measured 2,791 px, its long name not yet allowed to wrap).
+    page.wait_for_load_state("load")
     scroll = page.locator(".keys-scroll")
     box = scroll.bounding_box()
     width = page.viewport_size["width"] if page.viewport_size else 0

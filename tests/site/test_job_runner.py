@@ -42,13 +42,20 @@ async def test_a_job_past_its_time_limit_fails_with_timeout(store: JobStore) -> 
 
 
 async def test_a_worker_shutting_down_hands_its_job_back(store: JobStore) -> None:
-    runner = JobRunner(store, {"kb_refresh": forever}, "http://127.0.0.1:8000")
+    started = asyncio.Event()
+
+    async def runs_until_stopped(_: dict[str, Any]) -> dict[str, Any]:
+        started.set()
+        return await forever({})
+
+    runner = JobRunner(store, {"kb_refresh": runs_until_stopped}, "http://127.0.0.1:8000")
     job = await store.create("kb_refresh", {})
     task = asyncio.create_task(runner.run(job.id))
-    for _ in range(100):
-        if (await store.get(job.id)).status == "running":
-            break
-        await asyncio.sleep(0.01)
+    # Cancelled once its handler runs: a cancel during the claim itself leaves the job to the lease
+    # sweep. The running status alone came too early beside a CPU hog (the claim's commit is seen
+    # before the runner has left the claim); the bound only stops a hang.
+    await asyncio.wait_for(started.wait(), 30)
+    assert (await store.get(job.id)).status == "running"
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
