@@ -53,7 +53,10 @@ def _valid_host(host: str) -> bool:
 def origin_of(url: str, *, any_port: bool = False) -> Origin | None:
     """The origin of an absolute http(s) URL without credentials, or None; ``any_port``: ``:*`` allowed."""
     wildcard = any_port and url.endswith(":*")
-    parts = urlsplit(url[:-2] if wildcard else url)
+    try:
+        parts = urlsplit(url[:-2] if wildcard else url)
+    except ValueError:  # e.g. an unclosed IPv6 bracket: "https://[abc"
+        return None
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS or parts.username is not None or parts.password is not None:
         return None
