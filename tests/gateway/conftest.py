@@ -11,6 +11,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,6 +25,8 @@ from agent_server.gateway import repository as repo
 from agent_server.gateway.passwords import hash_password
 from agent_server.gateway.service import Gateway
 from agent_server.llm.types import ChatRequest, Completion, Delta, Usage
+from agent_server.storage.db import Database
+from agent_server.storage.migrate import upgrade
 from http_facade.app import create_app
 from tests.conftest import BASE_URL, running
 
@@ -155,3 +158,14 @@ class ScriptedBackend:
             yield Delta("", "stop")
         finally:
             self.closed = True
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def db(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Database]:
+    """A migrated database on SQLite and on PostgreSQL (the usage writer's tests)."""
+    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
+    settings = Settings(data_dir=tmp_path, redis_url=None, database_url=url)
+    upgrade(settings)
+    database = Database(settings)
+    yield database
+    await database.dispose()

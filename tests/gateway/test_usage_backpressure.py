@@ -5,32 +5,17 @@ memory nor drops rows; while the database fails nobody waits (agent_server/gatew
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import func, select
 
-from agent_server.foundation.settings import Settings
 from agent_server.gateway.tables import UsageRecord
 from agent_server.gateway.usage import UsageRow, UsageWriter
 from agent_server.storage.db import Database
-from agent_server.storage.migrate import upgrade
 
 
 def row(n: int) -> UsageRow:
     return UsageRow("ten_1", "key_1", "m", "chat", 3, n, 1.5, 200, "mock", False, 1_700_000_000.0 + n)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def db(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Database]:
-    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
-    settings = Settings(data_dir=tmp_path, redis_url=None, database_url=url)
-    upgrade(settings)
-    database = Database(settings)
-    yield database
-    await database.dispose()
 
 
 async def stored(db: Database) -> int:

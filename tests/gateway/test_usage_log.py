@@ -8,31 +8,18 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
-from agent_server.foundation.settings import Settings
 from agent_server.gateway.tables import UsageRecord
 from agent_server.gateway.usage import DRAIN_LOCK, USAGE_LOG, UsageRow, UsageWriter
 from agent_server.storage.db import Database
 from agent_server.storage.kv import RedisKV
-from agent_server.storage.migrate import upgrade
 
 
 def row(n: int) -> UsageRow:
     return UsageRow("ten_1", f"key_{n % 3}", "m", "chat", 3, n, 1.5, 200, "mock", False, 1_700_000_000.0)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def db(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Database]:
-    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
-    settings = Settings(data_dir=tmp_path, redis_url=None, database_url=url)
-    upgrade(settings)
-    database = Database(settings)
-    yield database
-    await database.dispose()
 
 
 @pytest.fixture
