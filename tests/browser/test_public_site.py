@@ -83,14 +83,17 @@ def test_a_visitor_sees_the_answer_stream_in_then_chats(
     message = page.get_by_label("Message")
     with page.expect_response(lambda r: "action=token" in r.url):
         message.focus()
+    # The widget notes the issue time once it has read the token (then clears its status); moving its
+    # clock before that would make it wait the full 3 s itself and send a token the server accepts.
+    expect(page.locator("#chat-status")).to_have_text("")
     page.clock.fast_forward(4000)
     message.fill("Which plans have a free trial?")
     page.get_by_role("button", name="Send").click()
     expect(page.locator("#chat-status")).to_contain_text("Getting ready: your message goes out in")
     expect(page.locator("#chat-log .from-assistant")).to_have_count(1, timeout=15_000)
 
+    # The server's verdict shows the widget sent early; no wall-clock bound a stalled machine could break.
     assert posts[0][1:] == (401, "TOKEN_TOO_YOUNG"), posts
-    assert posts[0][0] - issued[0] < 3.0
     # The answer came only once the token was 3 s old (its issue time is kept in milliseconds).
     assert posts[-1][1] == 200 and posts[-1][0] - issued[0] >= 2.95, (posts, issued)
     expect(page.locator("#chat-log .from-visitor")).to_have_text("YouWhich plans have a free trial?")
