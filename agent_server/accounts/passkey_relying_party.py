@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from agent_server.foundation.settings import Settings
+from agent_server.foundation.urls import split_url
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -66,7 +67,8 @@ class RelyingParty:
         """The relying party of a ceremony started by a page at ``origin`` (``None``: the configured one)."""
         if not self.follows_request or not origin:
             return self
-        host = (urlsplit(origin).hostname or "").lower()
+        parts = split_url(origin)  # the request's Origin header: anything a client sends
+        host = ((parts.hostname if parts else None) or "").lower()
         if not host or is_ip(host):
             return self
         origins = tuple(dict.fromkeys((*self.origins, origin_of(origin))))
@@ -74,7 +76,8 @@ class RelyingParty:
 
     def usable_at(self, origin: str) -> bool:
         """Whether a browser on a page at ``origin`` can make and use passkeys of this relying party."""
-        host = (urlsplit(origin).hostname or "").lower()
+        parts = split_url(origin)
+        host = ((parts.hostname if parts else None) or "").lower()
         if not host or is_ip(host) or not secure_context(origin):
             return False
         rp = self.for_origin(origin)

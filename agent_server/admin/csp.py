@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlunsplit
 
 from sqlalchemy import func, select
 
 from agent_server.admin.tables import CspReportRecord
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import ValidationFailed
+from agent_server.foundation.urls import split_url
 from agent_server.storage.db import Database
 from agent_server.webhooks.repository import iso, utc
 
@@ -38,7 +39,9 @@ def _clean_uri(value: object) -> str:
     text = str(value or "")[:500]
     if "://" not in text:
         return text  # keywords such as 'inline', 'eval', 'self'
-    parts = urlsplit(text)
+    parts = split_url(text)
+    if parts is None:  # not a URL urllib can split: still without its query and fragment
+        return text.partition("?")[0].partition("#")[0]
     return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))[:500]
 
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from agent_server.foundation.errors import ValidationFailed
 from agent_server.foundation.settings import Settings
+from agent_server.foundation.urls import split_url
 
 SESSION_PLACEHOLDER = "{CHECKOUT_SESSION_ID}"  # the provider puts the session's id here
 BILLING_PAGE = "/app/billing"  # the dashboard's plan and billing page (docs/pages.md)
@@ -53,18 +53,13 @@ def _valid_host(host: str) -> bool:
 def origin_of(url: str, *, any_port: bool = False) -> Origin | None:
     """The origin of an absolute http(s) URL without credentials, or None; ``any_port``: ``:*`` allowed."""
     wildcard = any_port and url.endswith(":*")
-    try:
-        parts = urlsplit(url[:-2] if wildcard else url)
-    except ValueError:  # e.g. an unclosed IPv6 bracket: "https://[abc"
+    parts = split_url(url[:-2] if wildcard else url)
+    if parts is None:  # e.g. an unclosed IPv6 bracket ("https://[abc") or a port above 65535
         return None
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS or parts.username is not None or parts.password is not None:
         return None
-    host = parts.hostname
-    try:
-        port = parts.port
-    except ValueError:  # not a number, or out of range
-        return None
+    host, port = parts.hostname, parts.port
     if not host or not _valid_host(host):
         return None
     return Origin(scheme, host.rstrip("."), None if wildcard else port or DEFAULT_PORTS[scheme])

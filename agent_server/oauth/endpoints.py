@@ -10,7 +10,6 @@ scopes among the server's; auth method none (public) or client_secret_basic/_pos
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidClientMetadataError
@@ -18,6 +17,7 @@ from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 
 from agent_server.foundation.ids import new_id
 from agent_server.foundation.timeutil import utc
+from agent_server.foundation.urls import split_url
 from agent_server.gateway.tables import unix
 from agent_server.oauth.bridge import run
 from agent_server.oauth.models import Token
@@ -31,7 +31,9 @@ LOOPBACK = ("localhost", "127.0.0.1", "[::1]", "::1")
 def redirect_problem(uri: Any) -> str | None:
     if not isinstance(uri, str) or len(uri) > 2000:
         return "a redirect URI is not a string of at most 2000 characters"
-    parts = urlsplit(uri)
+    parts = split_url(uri)
+    if parts is None:
+        return f"{uri} is not a valid URL"
     if parts.fragment:
         return f"{uri} has a fragment"
     if parts.scheme == "https" and parts.hostname:

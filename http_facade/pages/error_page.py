@@ -9,12 +9,11 @@ when the Accept header prefers HTML (docs/pages.md, "Negotiation").
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from agent_server.foundation.errors import DOCS_PATH, AgentError
+from agent_server.foundation.urls import split_url
 from http_facade.pages.negotiation import wants_html
 from http_facade.pages.templating import render
 
@@ -42,9 +41,10 @@ ADVICE = {
 def back_link(request: Request) -> str:
     """Where "go back" leads: the page the visitor came from on this site, else home. Not the failed
     address itself (a form's answer posted again from its own page: a link cannot post)."""
-    referer = urlsplit(request.headers.get("referer", ""))
+    referer = split_url(request.headers.get("referer", ""))
     if (
-        referer.netloc == request.url.netloc
+        referer is not None
+        and referer.netloc == request.url.netloc
         and referer.path.startswith("/")
         and referer.path != request.url.path
     ):

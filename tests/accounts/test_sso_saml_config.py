@@ -124,6 +124,7 @@ BROKEN_METADATA: list[tuple[str, Callable[[str], str], str]] = [
     ("no-idp", lambda xml: xml.replace("IDPSSODescriptor", "SPSSODescriptor"), "saml_metadata_invalid"),
     ("two-idps", _two_idps, "saml_metadata_invalid"),
     ("no-redirect", lambda xml: xml.replace("HTTP-Redirect", "HTTP-POST"), "saml_metadata_no_redirect_sso"),
+    ("odd-location", lambda xml: re.sub(r'(HTTP-Redirect" Location=")https?://', r"\1https://[", xml), "saml_metadata_invalid"),
     ("no-cert", lambda xml: re.sub(r"<ns0:KeyDescriptor.*?</ns0:KeyDescriptor>", "", xml), "saml_metadata_no_certificate"),
     ("bare-key", lambda xml: re.sub(r"<ns1:X509Data>.*?</ns1:X509Data>", "", xml), "saml_metadata_no_certificate"),
     ("bad-cert", lambda xml: re.sub(r"(<ns1:X509Certificate>)[^<]+", r"\1QUJD", xml), "saml_metadata_invalid"),

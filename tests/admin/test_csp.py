@@ -72,6 +72,14 @@ async def test_both_formats_are_accepted_and_aggregated(world: World) -> None:
     assert "token=abc" not in response.text and "sid=1" not in response.text  # queries are dropped
 
 
+async def test_a_uri_urllib_cannot_split_is_kept_without_its_query(world: World) -> None:
+    odd = legacy("script-src-elem", "https://[evil.example/a.js?sid=1#f")
+    assert await send(world, odd, "application/csp-report") == 202
+    response = await world.client.get(f"{PATH}aggregate", headers=world.auth("platform"))
+    rows = {(r["directive"], r["blocked_uri"]) for r in response.json()["data"]}
+    assert rows == {("script-src-elem", "https://[evil.example/a.js")}
+
+
 async def test_reports_are_bounded(world: World) -> None:
     settings = world.app.state.services.settings
     big = legacy("script-src", "https://x.example/" + "a" * settings.csp_report_max_bytes)

@@ -131,6 +131,8 @@ async def test_registration_refuses_what_a_client_may_not_declare(dash: Dash) ->
     for metadata in (
         {"redirect_uris": ["http://agent.example/callback"]},  # http off loopback
         {"redirect_uris": ["https://agent.example/cb#frag"]},
+        {"redirect_uris": ["https://[agent.example/cb"]},  # urllib cannot split it: refused, not a 500
+        {"redirect_uris": ["https://agent.example:70000/cb"]},  # no such port
         {"redirect_uris": [f"https://agent.example/{n}" for n in range(6)]},
         {"token_endpoint_auth_method": "private_key_jwt"},
         {"grant_types": ["client_credentials"]},

@@ -52,6 +52,10 @@ async def test_a_browser_gets_pages_for_404_405_400_and_403(browser: httpx.Async
     assert not_taken.headers["allow"] == "POST"
     assert 'href="/pricing" data-test="error-back"' in page and 'data-test="error-dashboard"' in page
 
+    # A Referer urllib cannot split (an unclosed IPv6 bracket) leads home, and the page still renders.
+    odd_referer = await browser.get("/no-such-page", headers={"Referer": "http://[127.0.0.1/pricing"})
+    assert 'href="/" data-test="error-back"' in assert_page(odd_referer, 404, "Page not found")
+
     bad_query = await browser.get("/app/register/verify", params={"token": "x" * 201})
     assert_page(bad_query, 400, "This request could not be used")
 

@@ -78,3 +78,10 @@ def test_the_relying_party_follows_the_request_only_in_sandbox_without_a_configu
         "https://gw.example"
     )
     assert not fixed.usable_at("https://evil.example")
+
+
+def test_an_origin_urllib_cannot_split_is_no_relying_party(settings: Settings) -> None:
+    sandbox = RelyingParty.from_settings(settings, "agentgate")
+    for origin in ("http://[localhost", "http://localhost:99999"):  # anything a client sends as Origin
+        assert sandbox.for_origin(origin) == sandbox
+        assert not sandbox.usable_at(origin)

@@ -12,7 +12,6 @@ import base64
 import binascii
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from cryptography import x509
 from saml2 import BINDING_HTTP_REDIRECT, SAMLError
@@ -23,6 +22,7 @@ from agent_server.accounts.sso.saml_client import sp_config
 from agent_server.accounts.sso.saml_endpoints import SpEndpoints
 from agent_server.foundation.errors import ValidationFailed
 from agent_server.foundation.timeutil import iso
+from agent_server.foundation.urls import split_url
 
 PARAM = "idp_metadata_xml"
 
@@ -68,8 +68,8 @@ def _redirect_sso_url(descriptor: dict[str, Any]) -> str:
     for service in descriptor.get("single_sign_on_service", []):
         if service.get("binding") == BINDING_HTTP_REDIRECT:
             location = str(service.get("location", ""))
-            parts = urlsplit(location)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
+            parts = split_url(location)
+            if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
                 raise _invalid(f"The HTTP-Redirect SSO location {location!r} is not an http(s) URL.")
             return location
     raise _invalid(
