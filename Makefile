@@ -12,22 +12,26 @@ TEST_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
 
 .PHONY: run test lint bench clean
 
-# The installs are quiet (pip's output is long); each says first what it does and that it takes a while.
+# The installs are quiet; each says first what it does and that it takes a while. uv installs the
+# packages: from its cache it takes 9 s where pip took 28 s of every fresh clone's `make test`
+# (docs/performance.md); --compile-bytecode writes the .pyc files pip would have written.
+UV_INSTALL := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python
+
 $(BIN)/python:
 	@echo "Creating the virtual environment $(VENV) (first run only)..."
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet uv
 
 # The runtime dependencies only (make run); the agentgate command lands in $(BIN).
 $(BIN)/.installed-runtime: pyproject.toml | $(BIN)/python
 	@echo "Installing agentgate and its runtime dependencies into $(VENV) (first run: about a minute)..."
-	$(BIN)/python -m pip install --quiet -e .
+	$(UV_INSTALL) -e .
 	touch $@
 
 # With the dev extra (make test, make lint).
 $(BIN)/.installed: pyproject.toml | $(BIN)/python
 	@echo "Installing agentgate with its development extra into $(VENV) (first run: a few minutes)..."
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(UV_INSTALL) -e '.[dev]'
 	touch $@
 
 # Demo values (sandbox): the first start creates this admin, a demo tenant and prints a demo API key once.
