@@ -19,7 +19,6 @@ import re
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import httpcore
 import httpx
@@ -29,6 +28,7 @@ from agent_server.accounts.sso.dns_txt import resolver as dns_resolver
 from agent_server.foundation.errors import ValidationFailed
 from agent_server.foundation.lazy import lazy_module
 from agent_server.foundation.tls import public_ca_context
+from agent_server.foundation.urls import split_url
 
 dns = lazy_module("dns")  # dnspython loads at the first target checked
 
@@ -147,11 +147,10 @@ class UrlGuard:
         """Syntax checks before any resolution: (host, port, IP literal or None)."""
         if len(url) > MAX_URL_LENGTH:
             raise refused("too long")
-        try:
-            parts = urlsplit(url)
-            port = parts.port
-        except ValueError as exc:
-            raise refused("malformed") from exc
+        parts = split_url(url)
+        if parts is None:
+            raise refused("malformed")
+        port = parts.port
         schemes = ("https", "http") if self.allow_http else ("https",)
         if parts.scheme not in schemes:
             raise refused(f"the scheme must be {' or '.join(schemes)}")

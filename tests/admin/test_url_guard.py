@@ -39,6 +39,8 @@ REFUSED_IN_PRODUCTION = [
     "ftp://example.com/hook",
     "file:///etc/passwd",
     "https:///hook",
+    "https://[example.com/hook",  # urllib cannot split it
+    "https://example.com:70000/hook",  # no such port
     "https://localhost/hook",  # resolves to loopback
     "https://internal.example/hook",  # resolves to a private address
     "https://mixed.example/hook",  # one public and one private address
