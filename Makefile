@@ -30,7 +30,7 @@ $(BIN)/.installed-runtime: pyproject.toml | $(BIN)/python
 
 # With the dev extra (make test, make lint).
 $(BIN)/.installed: pyproject.toml | $(BIN)/python
-	@echo "Installing agentgate with its development extra into $(VENV) (first run: a few minutes)..."
+	@echo "Installing agentgate with its development extra into $(VENV) (first run: about a minute)..."
 	$(UV_INSTALL) -e '.[dev]'
 	touch $@
 
