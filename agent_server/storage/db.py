@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from agent_server.foundation.settings import Settings
+from agent_server.storage.sqlite_close import make_close_stop_safe
 
 # Timestamps are stored as UTC wall time; pin the session time zone so the server's setting cannot shift them.
 POSTGRES_CONNECT_ARGS = {"connect_timeout": 3, "options": "-c timezone=UTC"}
@@ -56,6 +57,8 @@ class Database:
             options.update(pool_size=10, max_overflow=10, pool_timeout=5, connect_args=POSTGRES_CONNECT_ARGS)
         self.engine: AsyncEngine = create_async_engine(url, **options)
         install_sqlite_pragmas(self.engine.sync_engine)
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine.sync_engine, "connect", lambda conn, _record: make_close_stop_safe(conn))
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
 
     @asynccontextmanager
