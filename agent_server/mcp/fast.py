@@ -42,6 +42,7 @@ from pydantic import BaseModel
 
 from agent_server.mcp.exchange import MCPAnswer
 from agent_server.mcp.fast_request import HotRequest, hot_request
+from agent_server.mcp.projection import model_result, tool_result
 from agent_server.mcp.server import RegistryMCPServer
 
 log = logging.getLogger("agentgate.mcp")
@@ -71,7 +72,7 @@ class MCPFastPath:
             if issubclass(t.output, MCPAnswer) or x_mcp_header_map(t.input_schema)
         }
         self._tool_lists: dict[str, tuple[list[Any], bytes]] = {}  # by version: (the tools, the result)
-        self._answers: dict[tuple[str, str], bytes] = {}  # serialised tool answers (``_answer_key``)
+        self._answers: dict[tuple[str, str], bytes] = {}  # serialised answers by (version, JSON text)
         # The server's identity is fixed at construction (the SDK dumps it once too); only read here.
         self._server_info = self.lowlevel.server_info_stamp
 
@@ -101,27 +102,38 @@ class MCPFastPath:
         if request.method == "tools/list":
             return await self._tool_list(request)
         if request.method == "ping":
-            return _dumps(request, self._shape(request.method, request.version, {}))
+            return self._serialised(request, {})
         if request.method == "tools/call":
             # hot_request checked the params against the version's schema: a string name and an
             # object (or null) of arguments, which is all the SDK's model would give the handler
             arguments = request.params.get("arguments")
-            result: BaseModel | None = await self._call_tool(request.params["name"], arguments or {})
-        else:
-            params = params_type.model_validate(request.params, by_name=False)  # the SDK's coercions
-            result = await self._read_resource(params.uri)
-        if result is None:
-            return None
-        key = _answer_key(request.version, result)
-        if key is None:
-            return _dumps(request, self._shape(request.method, request.version, result))
-        answer = self._answers.get(key)
-        if answer is None:
-            answer = _dumps(request, self._shape(request.method, request.version, result))
+            return await self._tool_call(request, request.params["name"], arguments or {})
+        params = params_type.model_validate(request.params, by_name=False)  # the SDK's coercions
+        result = await self._read_resource(params.uri)
+        return None if result is None else self._serialised(request, result)
+
+    async def _tool_call(self, request: HotRequest, name: str, arguments: dict[str, Any]) -> bytes:
+        """A tool's result, serialised. A successful answer's serialised form is a pure function of
+        the version and the answer's JSON text (the text block holds it, the structured content is
+        dumped from the same model): repeated answers (the catalogue, company facts, FAQ entries)
+        reuse it and skip building and shaping the result's models. The tool still runs on every
+        call (scope, arguments, counters)."""
+        answer = await self._tool_answer(name, arguments)
+        if isinstance(answer, CallToolResult | MCPAnswer):  # a failure, or an answer in MCP's own terms
+            return self._serialised(
+                request, answer if isinstance(answer, CallToolResult) else tool_result(answer)
+            )
+        text = answer.model_dump_json()
+        if len(text) > MAX_ANSWER_TEXT:
+            return self._serialised(request, model_result(text, answer))
+        key = (request.version, text)
+        serialised = self._answers.get(key)
+        if serialised is None:
+            serialised = self._serialised(request, model_result(text, answer))
             if len(self._answers) >= MAX_ANSWERS:
                 del self._answers[next(iter(self._answers))]  # the oldest
-            self._answers[key] = answer
-        return answer
+            self._answers[key] = serialised
+        return serialised
 
     async def _tool_list(self, request: HotRequest) -> bytes:
         """The same listing for every request of a version: shaped and serialised once per version
@@ -133,11 +145,11 @@ class MCPFastPath:
             cached = self._tool_lists[request.version] = (tools, _dumps(request, shaped))
         return cached[1]
 
-    async def _call_tool(self, name: str, arguments: dict[str, Any]) -> BaseModel:
+    async def _tool_answer(self, name: str, arguments: dict[str, Any]) -> BaseModel:
         """The server's answer; like the SDK's handler, an exception other than ``MCPError`` is an
         ``isError`` result (the server maps its own errors, so this is a last resort)."""
         try:
-            return await self.server.call_tool(name, arguments)
+            return await self.server.tool_answer(name, arguments)
         except MCPError:
             raise
         except Exception as exc:
@@ -152,6 +164,9 @@ class MCPFastPath:
         except Exception:
             return None
         return ReadResourceResult(contents=[_contents(uri, item) for item in items])
+
+    def _serialised(self, request: HotRequest, result: BaseModel | dict[str, Any]) -> bytes:
+        return _dumps(request, self._shape(request.method, request.version, result))
 
     def _shape(self, method: str, version: str, result: BaseModel | dict[str, Any]) -> dict[str, Any]:
         """The SDK runner's outbound steps for a core result: cache hint, version schema, 2026 stamps."""
@@ -170,26 +185,6 @@ class MCPFastPath:
             if shaped.get("_meta") is None:
                 shaped["_meta"] = {SERVER_INFO_META_KEY: self._server_info}
         return shaped
-
-
-def _answer_key(version: str, result: BaseModel) -> tuple[str, str] | None:
-    """What decides a successful tool answer's serialised form, when it can be kept.
-
-    The tool runs on every call (scope, validation, counters); only its answer's serialisation, a
-    pure function of the version and the answer, is kept. On the fast path a successful
-    ``CallToolResult`` is always ``tool_result``'s (tools answering in MCP's own terms stay with the
-    SDK): one text block holding the model's JSON and structured content dumped from that same
-    model, so the text decides the whole result. Repeated answers (the catalogue, company facts, FAQ
-    entries) then skip about a quarter of a call's CPU; answers that differ gain nothing.
-    """
-    if type(result) is not CallToolResult or result.is_error or result.meta is not None:
-        return None
-    if result.structured_content is None or len(result.content) != 1:
-        return None
-    block = result.content[0]
-    if type(block) is not TextContent or block.annotations is not None or block.meta is not None:
-        return None
-    return (version, block.text) if len(block.text) <= MAX_ANSWER_TEXT else None
 
 
 def _contents(uri: Any, item: ReadResourceContents) -> TextResourceContents | BlobResourceContents:

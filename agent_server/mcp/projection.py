@@ -91,9 +91,13 @@ def tool_result(result: BaseModel) -> CallToolResult | InputRequiredResult:
     that ignore structured content (pydantic's serialiser writes it: faster than json.dumps)."""
     if isinstance(result, MCPAnswer) and result.result is not None:
         return result.result
+    return model_result(result.model_dump_json(), result)
+
+
+def model_result(text: str, model: BaseModel) -> CallToolResult:
+    """``tool_result`` of a plain model whose JSON ``text`` is already written."""
     return CallToolResult(
-        content=[TextContent(type="text", text=result.model_dump_json())],
-        structured_content=result.model_dump(mode="json"),
+        content=[TextContent(type="text", text=text)], structured_content=model.model_dump(mode="json")
     )
 
 

@@ -158,6 +158,12 @@ class RegistryMCPServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> CallToolResult | InputRequiredResult:
+        answer = await self.tool_answer(name, arguments, context)
+        return answer if isinstance(answer, CallToolResult) else tool_result(answer)
+
+    async def tool_answer(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        """The tool's own answer (its model, or an ``MCPAnswer``), or the ``isError`` result of its
+        failure; ``tool_result`` makes the MCP result of an answer (the fast path keeps it serialised)."""
         ctx = ToolContext(self.services, surface="mcp")
         started = time.perf_counter()
         with call_context.running(context):
@@ -181,7 +187,7 @@ class RegistryMCPServer(MCPServer):
             raise MCPError.from_error_data(result.error)
         elapsed = (time.perf_counter() - started) * 1000
         await exchange.log(context, "info", f"{name}: answered in {elapsed:.0f} ms")
-        return tool_result(result)
+        return result
 
     async def _run(
         self, name: str, arguments: dict[str, Any], ctx: ToolContext, context: Context | None
