@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +21,11 @@ Kind = Callable[[Callable[[], sqlite3.Connection], int], aiosqlite.Connection]
 
 
 async def opened(kind: Kind, path: Path) -> aiosqlite.Connection:
-    return await kind(lambda: sqlite3.connect(path), 64)
+    """A connection whose worker is busy for a moment (as under load): what is queued next waits."""
+    connection = await kind(lambda: sqlite3.connect(path), 64)
+    asyncio.get_running_loop().create_task(connection._execute(time.sleep, 0.3))
+    await asyncio.sleep(0)  # the sleep is queued
+    return connection
 
 
 async def closes_in_time(
