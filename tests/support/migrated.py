@@ -2,10 +2,12 @@
 
 Replaying every migration costs ~0.5 s per fresh SQLite file, and most tests start an app on a new
 data directory. The first SQLite database a test's app creates is copied from a template the real
-migrations built once per test process; the app's own ``upgrade`` then runs as always and finds
-the schema at head. PostgreSQL databases of the ``postgres_url`` fixture are created from a
-migrated template database (``CREATE DATABASE ... TEMPLATE``). The migrations themselves are
-tested from an empty database (tests/storage/test_migrations.py restores ``REAL_UPGRADE``).
+migrations built once per test process. The copy is at head, so the app's own ``upgrade`` returns
+at once (running alembic to find nothing to do cost ~4 % of the CPU of the tests that start apps);
+a database that already exists is upgraded as always. PostgreSQL databases of the ``postgres_url``
+fixture are created from a migrated template database (``CREATE DATABASE ... TEMPLATE``). The
+migrations themselves are tested from an empty database (tests/storage/test_migrations.py restores
+``REAL_UPGRADE``).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def sqlite_template(directory: Path) -> Iterator[None]:
         if revision == "heads" and target is not None and not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(template, target)
+            return  # the template is at head: the upgrade would find nothing to do
         real_upgrade(settings, revision)
 
     with pytest.MonkeyPatch.context() as patch:
