@@ -42,8 +42,8 @@ BASE_URL = "http://127.0.0.1:8000"
 passwords._hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 
 # A test process starts over a thousand apps and keeps a heap of several hundred MB; at the default
-# thresholds the collector's full passes over it (0.5-0.7 s each) took a fifth to a quarter of each
-# test process's CPU. Rarer passes, the same tests (docs/performance.md, "The suite's CPU").
+# thresholds the collector's full passes over it took about an eighth of a test process's CPU.
+# Rarer passes, the same tests (docs/performance.md, "The suite's CPU").
 gc.set_threshold(50_000, 20, 100)
 
 
