@@ -7,7 +7,6 @@ where a missing service fails the run.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 import socket
@@ -40,11 +39,6 @@ BASE_URL = "http://127.0.0.1:8000"
 # a hash or verify) was a tenth of the suite's time. Servers the tests start as processes keep the
 # real cost, and tests/accounts/test_password_cost.py checks it.
 passwords._hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-
-# A test process starts over a thousand apps and keeps a heap of several hundred MB; at the default
-# thresholds the collector's full passes over it took about an eighth of a test process's CPU.
-# Rarer passes, the same tests (docs/performance.md, "The suite's CPU").
-gc.set_threshold(50_000, 20, 100)
 
 
 def _per_worker(url: str) -> str:
