@@ -7,6 +7,7 @@ where a missing service fails the run.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import socket
@@ -23,6 +24,7 @@ import pytest_asyncio
 import uvicorn
 from argon2 import PasswordHasher
 from fastapi import FastAPI
+from sqlmodel import SQLModel
 
 from agent_server.foundation.clock import ManualClock
 from agent_server.foundation.settings import Settings
@@ -73,6 +75,17 @@ LONG_FIRST = (
 )
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[object]:
+    """Collect without the garbage collector: importing the test modules made it run 27 full passes
+    over a growing heap, 4 of the 15 s of CPU each test process spent collecting."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.enable()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
         return next(
@@ -89,6 +102,18 @@ def require_service(name: str, problem: str | None) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{name} is required when CI=true but is not reachable: {problem}")
     pytest.skip(f"{name} not reachable ({problem}); start it to run this test")
+
+
+@pytest.fixture(autouse=True)
+def _orm_statement_caches_dropped() -> Iterator[None]:
+    """Empty the ORM's per-mapper statement caches after each test. They are keyed by the engine's
+    dialect, so in a process that builds an engine per test they keep every dead engine's dialect,
+    its type caches and up to 100 compiled statements a mapper: a test process's heap grew by about
+    1,100 objects a test, and every full garbage collection walked them all. A new engine could not
+    have used them."""
+    yield
+    for mapper in SQLModel._sa_registry.mappers:
+        mapper._compiled_cache.clear()
 
 
 @pytest.fixture(autouse=True)
