@@ -66,8 +66,10 @@ def run_uvicorn(listener: socket.socket, app: str, **options: Any) -> int:
 
     from http_facade.http_protocol import IMPORT_PATH
 
-    # Bounded request heads (431, 414); an import string, so that spawned workers load it too.
-    config = uvicorn.Config(app, backlog=BACKLOG, http=IMPORT_PATH, **options)
+    # Bounded request heads (431, 414); an import string, so that spawned workers load it too. No
+    # route is a WebSocket: uvicorn then answers an upgrade request as plain HTTP and never imports
+    # the websockets library.
+    config = uvicorn.Config(app, backlog=BACKLOG, http=IMPORT_PATH, ws="none", **options)
     if config.workers > 1:
         from uvicorn.supervisors import Multiprocess
 

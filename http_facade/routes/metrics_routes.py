@@ -18,7 +18,6 @@ from agent_server.capabilities.services import Services
 from agent_server.foundation.errors import AuthFailed
 from agent_server.observability import telemetry
 from agent_server.observability.metrics_share import MetricsShare, merge, process_state
-from agent_server.observability.prometheus import render
 from http_facade.deps import SettingsDep
 
 SHARE_KEY = "metrics_share"  # app.state attribute: this process's MetricsShare, when workers share
@@ -99,6 +98,9 @@ async def metrics_prometheus(request: Request, settings: SettingsDep) -> Respons
     state = process_state(request.app.state.metrics)
     share: MetricsShare | None = getattr(request.app.state, SHARE_KEY, None)
     merged = merge(share.gather(state) if share is not None else [state])
+    # Imported at the first scrape: prometheus-client (~1.3 MB) stays out of workers never scraped.
+    from agent_server.observability.prometheus import render
+
     body, content_type = render(
         merged, settings.service_name.replace("-", "_"), request.headers.get("accept")
     )

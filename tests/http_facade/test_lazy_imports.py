@@ -40,6 +40,7 @@ LAZY = (
     "jinja2",  # the first page
     "disposable_email_domains",  # the first address checked
     "rich",  # httpx's command line, never run by the service (agent_server/__init__.py)
+    "prometheus_client",  # the first scrape of /metrics/prometheus
 )
 
 PROBE = """

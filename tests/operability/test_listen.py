@@ -52,3 +52,23 @@ def test_a_client_connecting_when_the_banner_appears_is_served(
         process.terminate()
         process.wait(30)
     assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+
+
+def test_an_upgrade_to_websocket_is_answered_as_plain_http(tmp_path: Path) -> None:
+    """No route is a WebSocket, so the server runs without a WebSocket protocol (and its library): an
+    upgrade request gets the route's ordinary answer, not a refused handshake (403)."""
+    port = free_port()
+    process = serve(tmp_path, port, 1)
+    upgrade = (
+        b"GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+        b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    )
+    try:
+        read_until(process, f":{port}")
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as client:
+            client.sendall(upgrade)
+            answer = client.recv(65536)
+    finally:
+        process.terminate()
+        process.wait(30)
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
