@@ -17,6 +17,10 @@ from agent_server.gateway.usage import DRAIN_LOCK, USAGE_LOG, UsageRow, UsageWri
 from agent_server.storage.db import Database
 from agent_server.storage.kv import RedisKV
 
+# The drain lock's expiry has a test of its own; elsewhere it must outlast the first INSERT, which a
+# loaded machine has taken more than the default 10 s over (the rows then wait for the next drain).
+LOCK_TTL = 600.0
+
 
 def row(n: int) -> UsageRow:
     return UsageRow("ten_1", f"key_{n % 3}", "m", "chat", 3, n, 1.5, 200, "mock", False, 1_700_000_000.0)
@@ -42,7 +46,7 @@ async def waiting(kv: RedisKV) -> int:
 async def test_rows_are_in_redis_before_the_flush_and_in_the_database_after(
     db: Database, redis_log: RedisKV
 ) -> None:
-    writer = UsageWriter(db, log=redis_log)
+    writer = UsageWriter(db, log=redis_log, lock_ttl=LOCK_TTL)
     for n in range(3):
         await writer.append(row(n))
     assert await waiting(redis_log) == 3 and await stored(db) == 0  # a kill -9 now loses nothing
@@ -53,7 +57,7 @@ async def test_rows_are_in_redis_before_the_flush_and_in_the_database_after(
 async def test_a_drainer_killed_between_insert_and_trim_does_not_count_twice(
     db: Database, redis_log: RedisKV
 ) -> None:
-    writer = UsageWriter(db, log=redis_log)
+    writer = UsageWriter(db, log=redis_log, lock_ttl=LOCK_TTL)
     for n in range(5):
         await writer.append(row(n))
     items = await redis_log.head(USAGE_LOG, 10)
@@ -64,7 +68,7 @@ async def test_a_drainer_killed_between_insert_and_trim_does_not_count_twice(
 
 
 async def test_two_processes_draining_at_once_store_each_row_once(db: Database, redis_log: RedisKV) -> None:
-    first, second = UsageWriter(db, log=redis_log, batch=100), UsageWriter(db, log=redis_log, batch=100)
+    first, second = (UsageWriter(db, log=redis_log, batch=100, lock_ttl=LOCK_TTL) for _ in range(2))
     await asyncio.gather(*((first if n % 2 else second).append(row(n)) for n in range(1200)))
     for _ in range(20):
         await asyncio.gather(first.flush(), second.flush())
