@@ -63,7 +63,7 @@ from http_facade.routes.billing_routers import install_billing
 from http_facade.routes.internal_rpc import install_internal_rpc
 from http_facade.routes.mcp_on_demand import Built, MCPOnDemand, MCPRoute
 from http_facade.routes.site_chat import chat_router
-from http_facade.routes.site_routers import SITE_ROUTERS
+from http_facade.routes.site_routers import AGENTIC_COMMERCE_PREFIXES, SITE_ROUTERS, install_agentic_commerce
 from tools import build_registry, build_tenant_registry
 from wellknown.mcp import MCP_PATH, mcp_manifest
 
@@ -206,6 +206,7 @@ def create_app(
     register.offer_plans(app, services.knowledge.pack.plans)  # only self-serve plans (docs/billing.md)
     for site_router in SITE_ROUTERS:
         app.include_router(site_router)
+    app.defer("agentic commerce", AGENTIC_COMMERCE_PREFIXES, install_agentic_commerce)
     app.include_router(wellknown.router)
     app.include_router(probes.router)
     app.include_router(agent_auth.router)

@@ -90,5 +90,17 @@ def build_all(app: Any) -> None:
             route.build()
 
 
+def routes_serving(app: Any, scope: Scope) -> list[BaseRoute]:
+    """The app's routes in order, with the deferred groups whose prefixes cover the request's path
+    built and in place; a group that cannot hold a route for this path stays unbuilt."""
+    path, routes = get_route_path(scope), []
+    for route in list(app.router.routes):
+        if not isinstance(route, DeferredRoutes):
+            routes.append(route)
+        elif path.startswith(route.prefixes):
+            routes.extend(route.build())
+    return routes
+
+
 def _index(routes: list[BaseRoute], route: BaseRoute) -> int:
     return next(i for i, candidate in enumerate(routes) if candidate is route)

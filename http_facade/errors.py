@@ -32,6 +32,7 @@ from agent_server.foundation.errors import (
     gateway_envelope,
     site_envelope,
 )
+from http_facade.deferred_routes import routes_serving
 from http_facade.pages.error_page import error_page, wants_error_page
 from wellknown.oauth import with_bearer_challenge
 
@@ -145,7 +146,8 @@ def allowed_methods(app: Any, scope: Scope) -> str | None:
     routes (GET and POST of one resource, say) often share a path.
     """
     methods: set[str] = set()
-    for route in iter_route_contexts(app.routes):  # the routes of included routers too
+    # The routes of included routers too; a deferred group is built only when it could serve the path.
+    for route in iter_route_contexts(routes_serving(app, scope)):
         served = route.methods
         if served and route.matches(scope)[0] is not Match.NONE:
             methods |= served
