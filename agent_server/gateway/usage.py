@@ -35,6 +35,7 @@ from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy import bindparam, insert, or_, update
 
+from agent_server.foundation.tasks import wait_for_event
 from agent_server.foundation.timeutil import utc
 from agent_server.gateway.tables import ApiKey, RequestBody, UsageRecord
 from agent_server.storage.db import Database
@@ -208,8 +209,7 @@ class UsageWriter:
     async def _run(self) -> None:
         assert self._wake is not None
         while not self._stopping:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.interval)
+            await wait_for_event(self._wake, self.interval)
             self._wake.clear()
             try:
                 await self.flush()

@@ -11,7 +11,6 @@ Once a message is sent or given up, its body is erased: the one-time links in it
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import secrets
@@ -23,6 +22,7 @@ from sqlalchemy import or_, select, update
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AgentError
 from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.tasks import wait_for_event
 from agent_server.foundation.timeutil import utc
 from agent_server.mail.message import compose
 from agent_server.mail.tables import MAIL_FAILED, MAIL_PENDING, MAIL_SENT, OutboxMail
@@ -82,8 +82,7 @@ class MailWorker:
                 log.exception("mail worker tick failed")
                 busy = 0
             if not busy:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), poll_seconds)
+                await wait_for_event(self._wake, poll_seconds)
 
     async def tick(self) -> int:
         """Claim due messages and attempt each once; returns how many were attempted."""

@@ -16,6 +16,7 @@ from collections.abc import Coroutine
 from typing import Any, Protocol, TypeVar
 
 from agent_server.foundation.clock import Clock, SystemClock
+from agent_server.foundation.tasks import wait_for_event
 from agent_server.storage.breaker import Breaker
 
 log = logging.getLogger("agentgate.kv")
@@ -140,9 +141,7 @@ class MemoryKV:
         deadline = time.monotonic() + timeout
         while not items and (left := deadline - time.monotonic()) > 0:
             ready.clear()
-            try:
-                await asyncio.wait_for(ready.wait(), left)
-            except TimeoutError:
+            if not await wait_for_event(ready, left):
                 break
             # another waiter may have taken the item first: wait again for the time that is left
         return items.popleft() if items else None

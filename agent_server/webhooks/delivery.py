@@ -11,7 +11,6 @@ never send the same attempt twice; a process that dies mid-attempt loses its lea
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import secrets
@@ -25,6 +24,7 @@ from sqlalchemy import or_, select, update
 from agent_server.foundation.clock import Clock
 from agent_server.foundation.errors import AgentError
 from agent_server.foundation.secret_box import SecretBox
+from agent_server.foundation.tasks import wait_for_event
 from agent_server.observability.instruments import INSTRUMENTS
 from agent_server.storage.db import Database
 from agent_server.webhooks.repository import utc
@@ -105,8 +105,7 @@ class DeliveryWorker:
                 log.exception("webhook worker tick failed")
                 busy = 0
             if not busy:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), poll_seconds)
+                await wait_for_event(self._wake, poll_seconds)
 
     async def tick(self) -> int:
         """Claim due deliveries and attempt each once; returns how many."""

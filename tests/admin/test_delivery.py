@@ -205,3 +205,15 @@ async def test_other_event_kinds_and_other_tenants_get_nothing(core: Core, recei
     await rotate(core)
     assert await core.admin.worker.tick() == 0
     assert receiver.requests == []
+
+
+async def test_the_worker_stops_on_a_cancel_that_arrives_as_it_is_woken(core: Core) -> None:
+    """The app's stop cancels the worker once; a delivery enqueued at that moment must not keep it
+    running (asyncio.wait_for in Python 3.11 swallowed such a cancel)."""
+    worker = DeliveryWorker(core.services.db, core.admin.box, core.clock, core.admin.guard)
+    running = asyncio.create_task(worker.run(poll_seconds=60))
+    await asyncio.sleep(0.5)  # its first tick found nothing: it waits to be woken
+    worker.wake()
+    running.cancel()
+    await asyncio.sleep(0.05)
+    assert running.cancelled()
