@@ -10,8 +10,6 @@ never serve one.
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 from fastapi import FastAPI
 
@@ -20,9 +18,10 @@ from agent_server.billing.sandbox.provider import SandboxProvider
 from agent_server.billing.signing import SIGNATURE_HEADER
 from agent_server.billing.wiring import Billing
 from http_facade.errors import add_gateway_prefix
+from http_facade.exact_routes import ExactRoutesApp
 
 
-def install_billing(app: Any, billing: Billing) -> None:
+def install_billing(app: ExactRoutesApp, billing: Billing) -> None:
     prefix = f"/{billing.segment}"
     add_gateway_prefix(f"{prefix}/")
     sandbox = isinstance(billing.provider, SandboxProvider)

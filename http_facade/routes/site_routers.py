@@ -5,10 +5,9 @@ then the Agentic Commerce Protocol's, built at the first request under its prefi
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
+from http_facade.exact_routes import ExactRoutesApp
 from http_facade.routes import (
     site_ask,
     site_catalogue,
@@ -24,7 +23,7 @@ SITE_ROUTERS: tuple[APIRouter, ...] = tuple(
 AGENTIC_COMMERCE_PREFIXES = ("/agentic_commerce/",)
 
 
-def install_agentic_commerce(app: Any) -> None:
+def install_agentic_commerce(app: ExactRoutesApp) -> None:
     from http_facade.routes import acp_checkout
 
     app.include_router(acp_checkout.router)
