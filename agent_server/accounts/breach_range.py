@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import logging
 import re
+from collections.abc import Callable
 
 import httpx
 
@@ -29,7 +30,11 @@ class RangeAnswerInvalid(Exception):
 
 class BreachRangeClient:
     def __init__(
-        self, base_url: str, timeout: float, http: httpx.AsyncClient | None = None, user_agent: str = ""
+        self,
+        base_url: str,
+        timeout: float,
+        http: Callable[[], httpx.AsyncClient] | None = None,
+        user_agent: str = "",
     ) -> None:
         self.base_url, self.timeout, self.http = base_url.rstrip("/"), timeout, http
         self.headers = {"Add-Padding": "true", "User-Agent": user_agent or "agentgate-password-check"}
@@ -52,7 +57,7 @@ class BreachRangeClient:
 
     async def _fetch(self, prefix: str) -> str:
         if self.http is not None:
-            return await self._get(self.http, prefix)
+            return await self._get(self.http(), prefix)
         async with httpx.AsyncClient(follow_redirects=False) as client:  # the CLI runs without services
             return await self._get(client, prefix)
 

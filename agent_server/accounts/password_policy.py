@@ -10,7 +10,7 @@ stored are never checked again: only setting one is.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import anyio.to_thread
 import httpx
@@ -66,7 +66,7 @@ def check_length(password: str) -> None:
 
 
 class PasswordPolicy:
-    def __init__(self, settings: Settings, http: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, settings: Settings, http: Callable[[], httpx.AsyncClient] | None = None) -> None:
         self.settings = settings
         url = settings.password_breach_api_url
         self.range_api = (

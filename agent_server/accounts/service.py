@@ -28,7 +28,7 @@ class Accounts:
         self.db, self.clock, self.kv = services.db, services.clock, services.kv
         self.sessions = gateway.sessions
         self.box = SecretBox.from_settings(settings)
-        self.policy = PasswordPolicy(settings, services.http)
+        self.policy = PasswordPolicy(settings, lambda: services.http)  # the client at its first use
         self.limiter = Limiter(services.kv, services.clock, prefix="rl-accounts")
         self.mailer = Mailer(settings, services.db, self.box, services.clock)
         name = services.knowledge.pack.company.name

@@ -104,7 +104,7 @@ async def _admin_password_hash(services: Services, email: str) -> str:
     if settings.sandbox and password == DEMO_PASSWORD:
         return await hash_password(password)
     try:
-        return await PasswordPolicy(settings, services.http).hash_new(
+        return await PasswordPolicy(settings, lambda: services.http).hash_new(
             password, user_inputs=[email, DEMO_TENANT]
         )
     except ValidationFailed as exc:

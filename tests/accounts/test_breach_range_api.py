@@ -132,7 +132,7 @@ async def test_the_offline_list_answers_first_without_asking_the_service(
     tmp_path: Path, range_service: RangeService
 ) -> None:
     async with httpx.AsyncClient() as http:
-        policy = PasswordPolicy(settings_for(tmp_path, range_service), http)
+        policy = PasswordPolicy(settings_for(tmp_path, range_service), lambda: http)
         with pytest.raises(ValidationFailed) as refused:
             await policy.check("password1234")
     assert refused.value.code == "password_breached" and "leaked in data breaches" in refused.value.message
@@ -146,7 +146,7 @@ async def test_a_failing_service_is_skipped_with_one_warning(
     range_service.mode = mode
     settings = settings_for(tmp_path, range_service, timeout=0.3)
     async with httpx.AsyncClient() as http:
-        policy = PasswordPolicy(settings, http)
+        policy = PasswordPolicy(settings, lambda: http)
         with caplog.at_level(logging.WARNING, logger="agentgate.accounts"):
             await policy.check(ONLY_ONLINE)  # fail-open: the service would have refused it
             with pytest.raises(ValidationFailed) as refused:
