@@ -1,14 +1,16 @@
-"""Workers stop on the first cancel, even one that arrives as they are woken (foundation/tasks.py).
+"""Workers stop on the first cancel, even one that arrives as they are woken, and the app's stop
+cancels again a task whose library swallowed the first (foundation/tasks.py).
 
 ``asyncio.wait_for(event.wait(), t)`` in Python 3.11 swallows a cancel that lands in the same step
-as the event being set; a worker loop built on it ran on through the app's stop.
+as the event being set; a worker loop built on it ran on through the app's stop. redis-py sends
+every command through ``asyncio.wait_for``, so arq's polling loop could swallow one too.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from agent_server.foundation.tasks import wait_for_event
+from agent_server.foundation.tasks import stop_tasks, wait_for_event
 from agent_server.storage.kv import MemoryKV
 
 
@@ -45,3 +47,45 @@ async def test_a_blocking_pop_cancelled_as_an_item_arrives_is_cancelled() -> Non
     await asyncio.sleep(0.01)
     assert popping.cancelled()
     assert await kv.pop("jobs") == b"job-1"  # the item stays for the next worker
+
+
+async def _swallows_the_first_cancel(rounds: list[int]) -> None:
+    swallowed = False
+    while True:  # a polling loop whose library dropped one cancel, as wait_for does on Python 3.11
+        try:
+            await asyncio.sleep(0.01)
+        except asyncio.CancelledError:
+            if swallowed:
+                raise
+            swallowed = True
+        rounds.append(1)
+
+
+async def test_a_task_that_swallowed_the_cancel_is_cancelled_again_after_the_grace() -> None:
+    rounds: list[int] = []
+    task = asyncio.create_task(_swallows_the_first_cancel(rounds))
+    await asyncio.sleep(0.02)
+    try:
+        await stop_tasks([task], grace=0.1, second_grace=5)
+        assert task.cancelled()
+        assert len(rounds) > 2  # it ran on after the first cancel, until the second
+    finally:
+        task.cancel()  # without the second cancel it runs on: end it here, not in the loop's close
+
+
+async def test_a_task_that_honours_the_cancel_finishes_its_clean_up_undisturbed() -> None:
+    cleaned: list[asyncio.Task] = []
+
+    async def cleans_up() -> None:
+        try:
+            await asyncio.sleep(60)
+        finally:
+            await asyncio.sleep(0.05)  # e.g. handing a job back: needs the loop, not a second cancel
+            task = asyncio.current_task()
+            assert task is not None and task.cancelling() == 1
+            cleaned.append(task)
+
+    task = asyncio.create_task(cleans_up())
+    await asyncio.sleep(0.01)
+    await stop_tasks([task], grace=5)
+    assert task.cancelled() and cleaned == [task]
