@@ -36,6 +36,7 @@ from agent_server.batches.tables import (
 from agent_server.files.jsonl import parse_line, split_lines
 from agent_server.files.service import Files
 from agent_server.foundation.errors import AgentError, NotFound, gateway_envelope
+from agent_server.foundation.tasks import stop_tasks
 from agent_server.gateway.service import Gateway
 from agent_server.jobs.service import Jobs
 
@@ -163,8 +164,7 @@ class BatchRunner:
         finally:
             for task in running:  # only when this slice itself is cancelled (a timeout, a shutdown)
                 task.cancel()
-            watcher.cancel()
-            await asyncio.gather(watcher, return_exceptions=True)
+            await stop_tasks([watcher])  # it reads the key cache, on Redis: a first cancel can be lost
         await self._flush(batch.id, finished)
         # Finalizing only when every line is recorded (a line whose task died runs in the next slice).
         if everything and len(await self.store.done_lines(batch.id)) >= batch.total:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
+from typing import Any, TypeVar
 
 log = logging.getLogger("agentgate.tasks")
 SHUTDOWN_GRACE_SECONDS = 5.0
 SECOND_CANCEL_GRACE_SECONDS = 1.0
+RECANCEL_SECONDS = 0.05  # how often run_cancellable repeats a cancel until its task ends
+T = TypeVar("T")
 
 
 async def stop_tasks(
@@ -56,3 +59,22 @@ async def wait_for_event(event: asyncio.Event, timeout: float) -> bool:
         async with asyncio.timeout(timeout):
             await event.wait()
     return event.is_set()
+
+
+async def run_cancellable(step: Coroutine[Any, Any, T]) -> T:
+    """Run ``step`` in a task of its own, which a cancel of the caller ends for certain: the cancel
+    is repeated until the task is done.
+
+    For a library's loop that can drop a cancel and keeps no state of its own to clean up: arq's
+    polling loop sends Redis commands through redis-py's ``asyncio.wait_for``, and dropped the
+    app's stop in most runs of a busy test (then ``stop_tasks`` waited out its grace).
+    """
+    task = asyncio.ensure_future(step)
+    try:
+        await asyncio.wait({task})  # a wait on the task's end: a cancel of the caller cannot be lost
+    except asyncio.CancelledError:
+        while not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=RECANCEL_SECONDS)
+        raise
+    return task.result()

@@ -29,7 +29,7 @@ from arq.worker import Worker, create_worker, func
 from redis.exceptions import RedisError
 
 from agent_server.foundation.settings import Settings
-from agent_server.foundation.tasks import stop_tasks
+from agent_server.foundation.tasks import run_cancellable, stop_tasks
 from agent_server.jobs.runner import JobRunner
 from agent_server.storage.kv import KVUnavailable, RedisKV
 
@@ -134,7 +134,8 @@ class ArqConsumer:
                 worker = self.worker()
                 workers.append(worker)
                 try:
-                    await worker.main()  # returns only by an exception
+                    # Returns only by an exception; its Redis calls can drop a cancel (foundation/tasks.py).
+                    await run_cancellable(worker.main())
                 except (KVUnavailable, RedisError, OSError, TimeoutError) as exc:
                     log.warning("job queue unavailable (%s); retrying", type(exc).__name__)
                 except Exception:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 
-from agent_server.foundation.tasks import stop_tasks, wait_for_event
+import pytest
+
+from agent_server.foundation.tasks import run_cancellable, stop_tasks, wait_for_event
 from agent_server.storage.kv import MemoryKV
 
 
@@ -89,3 +91,29 @@ async def test_a_task_that_honours_the_cancel_finishes_its_clean_up_undisturbed(
     await asyncio.sleep(0.01)
     await stop_tasks([task], grace=5)
     assert task.cancelled() and cleaned == [task]
+
+
+async def test_a_cancel_of_the_caller_ends_a_step_that_drops_cancels_at_once() -> None:
+    rounds: list[int] = []
+    caller = asyncio.create_task(run_cancellable(_swallows_the_first_cancel(rounds)))
+    await asyncio.sleep(0.02)
+    caller.cancel()
+    done, _ = await asyncio.wait({caller}, timeout=1)  # stop_tasks' grace would be 5 s
+    assert caller in done and caller.cancelled()
+    ran = len(rounds)
+    await asyncio.sleep(0.05)
+    assert len(rounds) == ran  # the step's loop ended with the caller
+
+
+async def test_the_step_s_result_and_errors_reach_the_caller() -> None:
+    async def answer() -> int:
+        await asyncio.sleep(0)
+        return 42
+
+    async def fails() -> None:
+        await asyncio.sleep(0)
+        raise ConnectionError("redis went away")
+
+    assert await run_cancellable(answer()) == 42
+    with pytest.raises(ConnectionError, match="redis went away"):
+        await run_cancellable(fails())
