@@ -39,7 +39,7 @@ class Services:
     @functools.cached_property
     def http(self) -> httpx.AsyncClient:
         """The client for outbound calls to public HTTPS services (the weather provider, the breach
-        range API), built at its first use: its CA bundle holds ~1.6 MB that a process which never
+        range API), built at its first use: its CA bundle holds ~1 MB that a process which never
         calls out does not carry."""
         return httpx.AsyncClient(
             timeout=httpx.Timeout(10.0, connect=3.0), follow_redirects=False, verify=public_ca_context()

@@ -67,7 +67,7 @@ async def run_cancellable(step: Coroutine[Any, Any, T]) -> T:
 
     For a library's loop that can drop a cancel and keeps no state of its own to clean up: arq's
     polling loop sends Redis commands through redis-py's ``asyncio.wait_for``, and dropped the
-    app's stop in most runs of a busy test (then ``stop_tasks`` waited out its grace).
+    app's stop in half the runs of a busy test (then ``stop_tasks`` waited out its grace).
     """
     task = asyncio.ensure_future(step)
     try:
